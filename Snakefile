@@ -1,0 +1,34 @@
+# fastdec: reproduction workflow for lossless fast seq2seq decoding.
+#   snakemake --cores all                                   # embedded demo (config/config.yaml), CPU, offline
+#   snakemake --cores all --configfile config/smoke.yaml    # tiny subset, minutes
+#   snakemake --profile profiles/slurm --configfile config/wmt14_ende.yaml
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+# The demo default applies only when no --configfile is given: Snakemake would otherwise deep-merge it under the
+# chosen config, and keys set only in the demo (e.g. data.subset) would leak into paper-scale runs.
+if not workflow.config_settings.configfiles:
+
+    configfile: "config/config.yaml"
+
+
+# Validate (and fill defaults) before any job is scheduled: a wrong key, type or value stops here.
+validate(config, schema="workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/bpe.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/distill.smk"
+include: "workflow/rules/decode.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,33 @@
+"""Tables of the report, built from the per-system JSON files the workflow writes."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from .paper import GAD_TABLE1
+
+
+def at_table(paths: list[str]) -> pd.DataFrame:
+    rows = [json.load(open(p)) for p in paths]
+    base = next((r for r in rows if r["system"] == "verifier_b5"), None)
+    out = []
+    for r in rows:
+        paper = GAD_TABLE1.get(r["system"], {})
+        speed = (base["latency_ms"] / r["latency_ms"]) if base and r.get("latency_ms") else None
+        out.append({
+            "system": r["system"],
+            "label": paper.get("label", r["system"]),
+            "beam": r.get("beam"),
+            "bleu": r["bleu"],
+            "paper_bleu": paper.get("bleu"),
+            "sentences_per_s": r.get("sentences_per_s"),
+            "latency_ms_batch1": r.get("latency_ms"),
+            "speed_vs_verifier_b5": round(speed, 2) if speed else None,
+            "paper_speed": paper.get("speed"),
+            "identical_to_greedy": r.get("identical_to_greedy"),
+            "sentences": r.get("sentences"),
+            "device": r.get("device"),
+            "signature": r.get("signature"),
+        })
+    return pd.DataFrame(out)

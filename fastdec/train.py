@@ -1,0 +1,97 @@
+"""fairseq-train command lines from the config, and resumable training runs.
+
+A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` by default, and Snakemake only deletes
+the declared output (``model.pt``, written at the very end), never the checkpoint folder.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TRAIN_DEFAULTS = {
+    "update_freq": 1, "warmup_updates": 4000, "dropout": 0.1, "label_smoothing": 0.1, "weight_decay": 0.0,
+    "clip_norm": 0.0, "adam_betas": "(0.9, 0.98)", "save_interval_updates": 0, "keep_last": 2, "seed": 1,
+    "extra_args": {},
+}
+
+
+def flag_args(flags: dict) -> list[str]:
+    """{"encoder-layers": 3, "share-all-embeddings": True, "x": False} -> ["--encoder-layers", "3", ...]."""
+    out = []
+    for name, value in flags.items():
+        name = "--" + name.replace("_", "-").lstrip("-")
+        if value is True:
+            out.append(name)
+        elif value is False or value is None:
+            continue
+        else:
+            out += [name, str(value)]
+    return out
+
+
+def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: str = "cpu",
+                          user_dir: str | None = None, task: str = "translation",
+                          criterion: str = "label_smoothed_cross_entropy") -> list[str]:
+    s = {**TRAIN_DEFAULTS, **spec}
+    exe = str(Path(sys.executable).with_name("fairseq-train"))
+    cmd = [exe, data_bin, "--task", task, "--arch", s["arch"], "--save-dir", save_dir,
+           "--optimizer", "adam", "--adam-betas", s["adam_betas"], "--lr", str(s["lr"]),
+           "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(s["warmup_updates"]),
+           "--warmup-init-lr", "1e-07", "--dropout", str(s["dropout"]), "--weight-decay", str(s["weight_decay"]),
+           "--clip-norm", str(s["clip_norm"]), "--criterion", criterion,
+           "--max-tokens", str(s["max_tokens"]), "--update-freq", str(s["update_freq"]),
+           "--max-update", str(s["max_update"]), "--seed", str(s["seed"]),
+           "--no-epoch-checkpoints", "--keep-interval-updates", str(s["keep_last"]),
+           "--log-format", "simple", "--log-interval", "50", "--num-workers", "0"]
+    if criterion == "label_smoothed_cross_entropy":
+        cmd += ["--label-smoothing", str(s["label_smoothing"])]
+    if s["save_interval_updates"]:
+        cmd += ["--save-interval-updates", str(s["save_interval_updates"])]
+    if user_dir:
+        cmd += ["--user-dir", user_dir]
+    if device == "cpu":
+        cmd += ["--cpu"]
+    cmd += flag_args(s["extra_args"])
+    return cmd
+
+
+_UPD = re.compile(r"num_updates[ =|]+(\d+)")
+
+
+def run_training(cmd: list[str], save_dir: str, model_out: str, summary_out: str, threads: int = 1) -> dict:
+    """Run fairseq-train (resuming if a checkpoint exists), then publish the best checkpoint as ``model_out``."""
+    save = Path(save_dir)
+    save.mkdir(parents=True, exist_ok=True)
+    resumed = (save / "checkpoint_last.pt").exists()
+    if resumed:
+        print(f"resuming from {save / 'checkpoint_last.pt'}", flush=True)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+           "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    print("+ " + " ".join(cmd), flush=True)
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    last_valid, updates = None, 0
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        if "| valid on" in line and " loss " in line:
+            m = re.search(r"\| loss ([\d.]+)", line)
+            last_valid = float(m.group(1)) if m else last_valid
+        if m := _UPD.search(line):
+            updates = int(m.group(1))
+    if proc.wait() != 0:
+        raise RuntimeError(f"fairseq-train failed with exit code {proc.returncode}; see the log above. "
+                           f"Rerunning the workflow resumes from {save / 'checkpoint_last.pt'}.")
+    best = save / "checkpoint_best.pt"
+    src = best if best.exists() else save / "checkpoint_last.pt"
+    shutil.copyfile(src, model_out)
+    summary = {"seconds_this_run": round(time.time() - t0, 1), "resumed": resumed, "num_updates": updates,
+               "last_valid_loss": last_valid, "published": str(src.name), "command": cmd}
+    Path(summary_out).write_text(json.dumps(summary, indent=2))
+    return summary

@@ -1,0 +1,51 @@
+"""Shared pytest fixtures.
+
+``tiny_databin`` builds a real fairseq data-bin (joined dictionary) from a small synthetic
+parallel corpus, so plugin and engine tests can run fairseq-train / load real models in seconds.
+"""
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _write_parallel(prefix: Path, n: int, seed: int):
+    """A learnable toy translation: target = source words mapped through a fixed lexicon, with one swap."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(40)]
+    lex = {w: f"t{i}" for i, w in enumerate(vocab)}
+    src_lines, tgt_lines = [], []
+    for _ in range(n):
+        words = [rng.choice(vocab) for _ in range(rng.randint(3, 12))]
+        tgt = [lex[w] for w in words]
+        if len(tgt) > 3:
+            tgt[0], tgt[1] = tgt[1], tgt[0]
+        src_lines.append(" ".join(words))
+        tgt_lines.append(" ".join(tgt))
+    prefix.with_suffix(".src").write_text("\n".join(src_lines) + "\n")
+    prefix.with_suffix(".tgt").write_text("\n".join(tgt_lines) + "\n")
+
+
+@pytest.fixture(scope="session")
+def tiny_databin(tmp_path_factory) -> Path:
+    """Path to a fairseq data-bin with train/valid/test splits, languages src -> tgt."""
+    root = tmp_path_factory.mktemp("tinydata")
+    _write_parallel(root / "train", 400, 1)
+    _write_parallel(root / "valid", 40, 2)
+    _write_parallel(root / "test", 40, 3)
+    out = root / "data-bin"
+    subprocess.run(
+        [str(BIN / "fairseq-preprocess"), "--source-lang", "src", "--target-lang", "tgt",
+         "--trainpref", str(root / "train"), "--validpref", str(root / "valid"),
+         "--testpref", str(root / "test"), "--destdir", str(out), "--joined-dictionary",
+         "--workers", "1"],
+        check=True, capture_output=True,
+    )
+    return out

@@ -1,0 +1,46 @@
+# Decoding with fairseq's own SequenceGenerator (beam search and greedy): the baselines every speedup is measured
+# against. Two runs per system: batched over the test set (BLEU, sentences/s) and batch 1 (latency per sentence).
+
+DEC = config["decode"]
+
+
+def at_system(wc):
+    model, beam = AT_SYSTEMS[wc.system]
+    return model, beam
+
+
+rule decode_fairseq:
+    input:
+        model=lambda wc: f"{R}/models/{at_system(wc)[0]}/model.pt",
+        data=f"{R}/data-bin/raw/dict.{SRC}.txt",
+    output:
+        tok=f"{R}/decode/{{system}}/{{run}}.tok",
+        detok=f"{R}/decode/{{system}}/{{run}}.detok",
+        timing=f"{R}/decode/{{system}}/{{run}}.timing.json",
+    params:
+        beam=lambda wc: at_system(wc)[1],
+        # batched: max_tokens per batch; latency: one sentence per batch on the latency subset (split test1)
+        batching=lambda wc: f"--max-tokens {DEC['max_tokens']}" if wc.run == "test" else "--batch-size 1",
+        subset=lambda wc: "test" if wc.run == "test" else "test1",
+        a=DEC["max_len_a"],
+        b=DEC["max_len_b"],
+        device=config["device"],
+    wildcard_constraints:
+        system="|".join(AT_SYSTEMS),
+        run="test|latency",
+    log:
+        log("decode_{system}_{run}"),
+    benchmark:
+        bench("decode_{system}_{run}")
+    threads: DEC["threads"]
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=DEC["mem_mb"],
+        runtime=DEC["runtime"],
+        gpu=DEC["gpus"],
+    shell:
+        "{PY} {SCRIPTS}/fairseq_decode.py --data-bin {R}/data-bin/raw --checkpoint {input.model} "
+        "--subset {params.subset} --beam {params.beam} {params.batching} --max-len-a {params.a} "
+        "--max-len-b {params.b} --device {params.device} --threads {threads} --lang {TGT} "
+        "--tok-out {output.tok} --detok-out {output.detok} --timing {output.timing} > {log} 2>&1"

@@ -1,0 +1,108 @@
+# Sequence-level knowledge distillation (Kim & Rush 2016): the teacher translates the training set with beam
+# search, scattered over config distill.shards jobs and gathered into a new training set with the same dictionary.
+
+KD = config["distill"]
+SHARDS = list(range(KD["shards"]))
+
+
+rule shard_train:
+    input:
+        src=f"{R}/data/bpe/train.{SRC}",
+        tgt=f"{R}/data/bpe/train.{TGT}",
+    output:
+        [f"{R}/distill/shards/{i}.{lang}" for i in SHARDS for lang in (SRC, TGT)],
+    log:
+        log("distill_shard"),
+    benchmark:
+        bench("distill_shard")
+    threads: 1
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "{PY} {SCRIPTS}/distill.py shard --src {input.src} --tgt {input.tgt} --outputs {output} > {log} 2>&1"
+
+
+rule distill_shard:
+    input:
+        src=f"{R}/distill/shards/{{shard}}.{SRC}",
+        tgt=f"{R}/distill/shards/{{shard}}.{TGT}",
+        dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
+        teacher=f"{R}/models/teacher/model.pt",
+    output:
+        f"{R}/distill/shards/{{shard}}.hyp",
+    params:
+        beam=KD["beam"],
+        max_tokens=KD["max_tokens"],
+        a=config["decode"]["max_len_a"],
+        b=config["decode"]["max_len_b"],
+        device=config["device"],
+    wildcard_constraints:
+        shard=r"\d+",
+    log:
+        log("distill_translate_{shard}"),
+    benchmark:
+        bench("distill_translate_{shard}")
+    threads: KD["threads"]
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=KD["mem_mb"],
+        runtime=KD["runtime"],
+        gpu=KD["gpus"],
+    shell:
+        "{PY} {SCRIPTS}/distill.py translate --src {input.src} --tgt {input.tgt} --src-lang {SRC} --tgt-lang {TGT} "
+        "--dict {input.dict} --checkpoint {input.teacher} --output {output} --beam {params.beam} "
+        "--max-tokens {params.max_tokens} --max-len-a {params.a} --max-len-b {params.b} "
+        "--device {params.device} --threads {threads} > {log} 2>&1"
+
+
+rule distill_gather:
+    input:
+        src=[f"{R}/distill/shards/{i}.{SRC}" for i in SHARDS],
+        hyp=[f"{R}/distill/shards/{i}.hyp" for i in SHARDS],
+    output:
+        src=f"{R}/distill/train.{SRC}",
+        tgt=f"{R}/distill/train.{TGT}",
+        report=f"{R}/distill/report.json",
+    log:
+        log("distill_gather"),
+    benchmark:
+        bench("distill_gather")
+    threads: 1
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "{PY} {SCRIPTS}/distill.py gather --src-shards {input.src} --hyp-shards {input.hyp} "
+        "--src-out {output.src} --tgt-out {output.tgt} --report {output.report} > {log} 2>&1"
+
+
+rule binarize_distill:
+    input:
+        train=rules.distill_gather.output.src,
+        train_tgt=rules.distill_gather.output.tgt,
+        valid=expand(f"{R}/data/bpe/valid.{{lang}}", lang=[SRC, TGT]),
+        dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
+    output:
+        dict=f"{R}/data-bin/distill/dict.{SRC}.txt",
+    params:
+        dest=f"{R}/data-bin/distill",
+    log:
+        log("binarize_distill"),
+    benchmark:
+        bench("binarize_distill")
+    threads: 2
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "{PY} -m fairseq_cli.preprocess --source-lang {SRC} --target-lang {TGT} "
+        "--trainpref {R}/distill/train --validpref {R}/data/bpe/valid --destdir {params.dest} "
+        "--srcdict {input.dict} --tgtdict {input.dict} --workers {threads} > {log} 2>&1"
