@@ -32,8 +32,8 @@ def generate_command(data_bin: str, checkpoint: str, *, subset: str, beam: int, 
     return cmd + (extra or [])
 
 
-def parse_generate_output(text: str) -> tuple[list[str], dict]:
-    """Hypotheses (H- lines, BPE removed) sorted by sentence id, and fairseq's timing summary."""
+def parse_generate_output(text: str, log_text: str = "") -> tuple[list[str], dict]:
+    """Hypotheses (H- lines) sorted by sentence id from stdout, and fairseq's timing summary (logged to stderr)."""
     hyps: dict[int, str] = {}
     for line in text.splitlines():
         if line.startswith("H-"):
@@ -43,7 +43,7 @@ def parse_generate_output(text: str) -> tuple[list[str], dict]:
     if n and sorted(hyps) != list(range(n)):
         raise RuntimeError(f"fairseq-generate returned ids {min(hyps)}..{max(hyps)} with gaps ({n} hypotheses)")
     timing = {}
-    if m := _TIMING.search(text):
+    if m := _TIMING.search(log_text or text):
         timing = {"sentences": int(m.group(1).replace(",", "")), "tokens": int(m.group(2).replace(",", "")),
                   "seconds": float(m.group(3)), "sentences_per_s": float(m.group(4)),
                   "tokens_per_s": float(m.group(5))}
@@ -60,4 +60,7 @@ def run_generate(cmd: list[str], threads: int = 1, log=None) -> tuple[list[str],
         log.write(proc.stderr[-20000:])
     if proc.returncode != 0:
         raise RuntimeError(f"fairseq-generate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return parse_generate_output(proc.stdout)
+    hyps, timing = parse_generate_output(proc.stdout, proc.stderr)
+    if not timing:
+        raise RuntimeError("fairseq-generate printed no 'Translated N sentences' timing line:\n" + proc.stderr[-2000:])
+    return hyps, timing
