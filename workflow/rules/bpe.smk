@@ -20,7 +20,7 @@ rule learn_bpe:
         mem_mb=8000,
         runtime=120,
     shell:
-        "{PY} {SCRIPTS}/bpe.py learn --inputs {input} --merges {params.merges} "
+        "$PY $SCRIPTS/bpe.py learn --inputs {input} --merges {params.merges} "
         "--min-frequency {params.min_freq} --codes {output} > {log} 2>&1"
 
 
@@ -43,7 +43,7 @@ rule apply_bpe:
         mem_mb=2000,
         runtime=60,
     shell:
-        "{PY} {SCRIPTS}/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
+        "$PY $SCRIPTS/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
 
 
 rule latency_subset:
@@ -75,8 +75,9 @@ rule binarize:
         dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
         stamp=f"{R}/data-bin/raw/train.{SRC}-{TGT}.{SRC}.bin",
     params:
-        prefix=f"{R}/data/bpe",
-        dest=f"{R}/data-bin/raw",
+        prefix=lambda wc, input: os.path.dirname(input[0]),
+        dest=lambda wc, output: os.path.dirname(output.dict),
+        langs=f"--source-lang {SRC} --target-lang {TGT}",
     log:
         log("binarize"),
     benchmark:
@@ -89,7 +90,7 @@ rule binarize:
         runtime=60,
     shell:
         # test1 = the latency subset (fairseq names a second --testpref split "test1").
-        "{PY} -m fairseq_cli.preprocess --source-lang {SRC} --target-lang {TGT} "
+        "$PY -m fairseq_cli.preprocess {params.langs} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid "
         "--testpref {params.prefix}/test,{params.prefix}/latency --destdir {params.dest} "
         "--joined-dictionary --workers {threads} > {log} 2>&1"

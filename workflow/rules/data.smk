@@ -1,26 +1,5 @@
 # Data: embedded corpus (default) or downloaded archives (paper scale) -> checked, cleaned plain text -> tokens.
 
-DATA = config["data"]
-
-
-def prepare_inputs(wc):
-    if DATA["source"] == "embedded":
-        d = repo_path(DATA["embedded_dir"])
-        return {"src": f"{d}/{wc.split}.{SRC}.gz", "tgt": f"{d}/{wc.split}.{TGT}.gz"}
-    pairs = DATA["download"]["train"] if wc.split == "train" else [DATA["download"][wc.split]]
-    return {"archives": sorted({f"results/downloads/{p['archive']}" for p in pairs})}
-
-
-def prepare_source_args(wc, input):
-    if DATA["source"] == "embedded":
-        return f"--src {input.src} --tgt {input.tgt}"
-    pairs = DATA["download"]["train"] if wc.split == "train" else [DATA["download"][wc.split]]
-    return " ".join(
-        f"--member 'results/downloads/{p['archive']}::{p['src']}::{p['tgt']}::{p.get('format', 'text')}'"
-        for p in pairs
-    )
-
-
 rule fetch_archive:
     output:
         "results/downloads/{archive}",
@@ -43,7 +22,7 @@ rule fetch_archive:
         runtime=120,
     retries: 2
     shell:
-        "{PY} {SCRIPTS}/fetch_archive.py --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"
+        "$PY $SCRIPTS/fetch_archive.py --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"
 
 
 rule prepare_split:
@@ -73,7 +52,7 @@ rule prepare_split:
         mem_mb=4000,
         runtime=30,
     shell:
-        "{PY} {SCRIPTS}/prepare_data.py {params.sources} --split {wildcards.split} {params.limit} "
+        "$PY $SCRIPTS/prepare_data.py {params.sources} --split {wildcards.split} {params.limit} "
         "--max-words {params.max_words} --max-ratio {params.max_ratio} "
         "--src-out {output.src} --tgt-out {output.tgt} --report {output.report} > {log} 2>&1"
 
@@ -96,4 +75,4 @@ rule tokenize:
         mem_mb=2000,
         runtime=60,
     shell:
-        "{PY} {SCRIPTS}/tokenize_text.py --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+        "$PY $SCRIPTS/tokenize_text.py --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"

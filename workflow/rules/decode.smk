@@ -1,14 +1,6 @@
 # Decoding with fairseq's own SequenceGenerator (beam search and greedy): the baselines every speedup is measured
 # against. Two runs per system: batched over the test set (BLEU, sentences/s) and batch 1 (latency per sentence).
 
-DEC = config["decode"]
-
-
-def at_system(wc):
-    model, beam = AT_SYSTEMS[wc.system]
-    return model, beam
-
-
 rule decode_fairseq:
     input:
         model=lambda wc: f"{R}/models/{at_system(wc)[0]}/model.pt",
@@ -25,6 +17,8 @@ rule decode_fairseq:
         a=DEC["max_len_a"],
         b=DEC["max_len_b"],
         device=config["device"],
+        data_bin=lambda wc, input: os.path.dirname(input.data),
+        lang=TGT,
     wildcard_constraints:
         system="|".join(AT_SYSTEMS),
         run="test|latency",
@@ -40,7 +34,7 @@ rule decode_fairseq:
         runtime=DEC["runtime"],
         gpu=DEC["gpus"],
     shell:
-        "{PY} {SCRIPTS}/fairseq_decode.py --data-bin {R}/data-bin/raw --checkpoint {input.model} "
+        "$PY $SCRIPTS/fairseq_decode.py --data-bin {params.data_bin} --checkpoint {input.model} "
         "--subset {params.subset} --beam {params.beam} {params.batching} --max-len-a {params.a} "
-        "--max-len-b {params.b} --device {params.device} --threads {threads} --lang {TGT} "
+        "--max-len-b {params.b} --device {params.device} --threads {threads} --lang {params.lang} "
         "--tok-out {output.tok} --detok-out {output.detok} --timing {output.timing} > {log} 2>&1"

@@ -1,10 +1,6 @@
 # Sequence-level knowledge distillation (Kim & Rush 2016): the teacher translates the training set with beam
 # search, scattered over config distill.shards jobs and gathered into a new training set with the same dictionary.
 
-KD = config["distill"]
-SHARDS = list(range(KD["shards"]))
-
-
 rule shard_train:
     input:
         src=f"{R}/data/bpe/train.{SRC}",
@@ -22,7 +18,7 @@ rule shard_train:
         mem_mb=2000,
         runtime=10,
     shell:
-        "{PY} {SCRIPTS}/distill.py shard --src {input.src} --tgt {input.tgt} --outputs {output} > {log} 2>&1"
+        "$PY $SCRIPTS/distill.py shard --src {input.src} --tgt {input.tgt} --outputs {output} > {log} 2>&1"
 
 
 rule distill_shard:
@@ -39,6 +35,7 @@ rule distill_shard:
         a=config["decode"]["max_len_a"],
         b=config["decode"]["max_len_b"],
         device=config["device"],
+        langs=f"{params.langs}",
     wildcard_constraints:
         shard=r"\d+",
     log:
@@ -53,7 +50,7 @@ rule distill_shard:
         runtime=KD["runtime"],
         gpu=KD["gpus"],
     shell:
-        "{PY} {SCRIPTS}/distill.py translate --src {input.src} --tgt {input.tgt} --src-lang {SRC} --tgt-lang {TGT} "
+        "$PY $SCRIPTS/distill.py translate --src {input.src} --tgt {input.tgt} {params.langs} "
         "--dict {input.dict} --checkpoint {input.teacher} --output {output} --beam {params.beam} "
         "--max-tokens {params.max_tokens} --max-len-a {params.a} --max-len-b {params.b} "
         "--device {params.device} --threads {threads} > {log} 2>&1"
@@ -78,7 +75,7 @@ rule distill_gather:
         mem_mb=2000,
         runtime=10,
     shell:
-        "{PY} {SCRIPTS}/distill.py gather --src-shards {input.src} --hyp-shards {input.hyp} "
+        "$PY $SCRIPTS/distill.py gather --src-shards {input.src} --hyp-shards {input.hyp} "
         "--src-out {output.src} --tgt-out {output.tgt} --report {output.report} > {log} 2>&1"
 
 
@@ -91,7 +88,10 @@ rule binarize_distill:
     output:
         dict=f"{R}/data-bin/distill/dict.{SRC}.txt",
     params:
-        dest=f"{R}/data-bin/distill",
+        dest=lambda wc, output: os.path.dirname(output.dict),
+        train=lambda wc, input: input.train.rsplit(".", 1)[0],
+        valid=lambda wc, input: input.valid[0].rsplit(".", 1)[0],
+        langs=f"--source-lang {SRC} --target-lang {TGT}",
     log:
         log("binarize_distill"),
     benchmark:
@@ -103,6 +103,6 @@ rule binarize_distill:
         mem_mb=4000,
         runtime=60,
     shell:
-        "{PY} -m fairseq_cli.preprocess --source-lang {SRC} --target-lang {TGT} "
-        "--trainpref {R}/distill/train --validpref {R}/data/bpe/valid --destdir {params.dest} "
+        "$PY -m fairseq_cli.preprocess {params.langs} "
+        "--trainpref {params.train} --validpref {params.valid} --destdir {params.dest} "
         "--srcdict {input.dict} --tgtdict {input.dict} --workers {threads} > {log} 2>&1"

@@ -22,7 +22,7 @@ rule score_bleu:
         mem_mb=1000,
         runtime=10,
     shell:
-        "{PY} {SCRIPTS}/score.py --system {wildcards.system} --hyp {input.hyp} --ref {input.ref} "
+        "$PY $SCRIPTS/score.py --system {wildcards.system} --hyp {input.hyp} --ref {input.ref} "
         "--timing {input.timing} --latency {input.latency} --greedy {input.greedy} --tok {input.tok} "
         "--output {output} > {log} 2>&1"
 
@@ -47,4 +47,4 @@ rule table_at:
         mem_mb=1000,
         runtime=5,
     shell:
-        "{PY} {SCRIPTS}/make_table.py at --inputs {input} --output {output} > {log} 2>&1"
+        "$PY $SCRIPTS/make_table.py at --inputs {input} --output {output} > {log} 2>&1"

@@ -1,10 +1,6 @@
 # The report: every table with the paper's number beside ours, as Markdown (and `snakemake --report`).
 
 
-def report_tables():
-    return [f"{R}/tables/table1_at.csv"]
-
-
 rule report:
     input:
         report_tables(),
@@ -23,5 +19,5 @@ rule report:
         mem_mb=1000,
         runtime=5,
     shell:
-        "{PY} {SCRIPTS}/make_report.py --experiment {params.config_name} --tables {input} --output {output} "
+        "$PY $SCRIPTS/make_report.py --experiment {params.config_name} --tables {input} --output {output} "
         "> {log} 2>&1"

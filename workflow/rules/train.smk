@@ -1,17 +1,4 @@
 # AT models: the teacher and the no-KD baseline train on the original data, the verifier on the Seq-KD data.
-import json
-
-AT_DATA = {
-    "teacher": f"{R}/data-bin/raw",
-    "baseline": f"{R}/data-bin/raw",
-    "verifier": f"{R}/data-bin/distill",
-}
-
-
-def train_spec(name):
-    return config["train"][name]
-
-
 rule train_at:
     input:
         data=lambda wc: f"{AT_DATA[wc.model]}/dict.{SRC}.txt",
@@ -24,7 +11,7 @@ rule train_at:
         save_dir=f"{R}/models/{{model}}/checkpoints",
         device=config["device"],
     wildcard_constraints:
-        model="teacher|baseline|verifier",
+        model="baseline|verifier",
     log:
         log("train_{model}"),
     benchmark:
@@ -37,6 +24,13 @@ rule train_at:
         runtime=lambda wc: train_spec(wc.model).get("runtime", 60),
         gpu=lambda wc: train_spec(wc.model).get("gpus", 0),
     shell:
-        "{PY} {SCRIPTS}/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
+        "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
         "--model-out {output.model} --summary {output.summary} --device {params.device} "
-        "--threads {threads} > {log} 2>&1"
+        "--threads {threads} >> {log} 2>&1"
+
+
+# The teacher is on the critical path (teacher -> Seq-KD -> verifier): schedule it before the baseline.
+use rule train_at as train_teacher with:
+    wildcard_constraints:
+        model="teacher",
+    priority: 50

@@ -1,0 +1,53 @@
+#!/usr/bin/env python
+"""MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer semantics).
+
+Usage: m2score.py HYP M2 [--beta 0.5] [--max-unchanged-words 2] [--ignore-whitespace-casing]
+                  [--max-transitive-arcs N] [--json OUT] [--per-sentence]
+
+Prints the official scorer's three lines (Precision / Recall / F_beta, 4 decimals); --json also
+writes P, R, F, TP/FP/FN (and, with --per-sentence, each sentence's chosen annotator and edits).
+"""
+import argparse
+import json
+import sys
+
+from _common import run_cli
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("hyp", help="system output, one tokenised sentence per line")
+    ap.add_argument("m2", help="gold M2 file")
+    ap.add_argument("--beta", type=float, default=0.5)
+    ap.add_argument("--max-unchanged-words", type=int, default=2)
+    ap.add_argument("--ignore-whitespace-casing", action="store_true",
+                    help="drop system edits that only change case or spacing (official option)")
+    ap.add_argument("--max-transitive-arcs", type=int, default=None,
+                    help="guard for outputs unrelated to their source: sentences whose lattice would get "
+                         "more transitive arcs are scored approximately (flagged); default: exact")
+    ap.add_argument("--json", help="write the scores as JSON here")
+    ap.add_argument("--per-sentence", action="store_true", help="include per-sentence stats in --json")
+    a = ap.parse_args()
+    from fastdec.eval.m2 import score_files
+
+    res = score_files(a.hyp, a.m2, beta=a.beta, max_unchanged_words=a.max_unchanged_words,
+                      ignore_whitespace_casing=a.ignore_whitespace_casing,
+                      max_transitive_arcs=a.max_transitive_arcs)
+    if res.approximate_sentences:
+        print(f"warning: {res.approximate_sentences} sentence(s) scored approximately "
+              f"(lattice over --max-transitive-arcs {a.max_transitive_arcs})", file=sys.stderr)
+    print(f"Precision   : {res.precision:.4f}")
+    print(f"Recall      : {res.recall:.4f}")
+    print(f"F_{a.beta:.1f}       : {res.f:.4f}")
+    if a.json:
+        d = res.as_dict(per_sentence=a.per_sentence)
+        d.update(hyp=a.hyp, m2=a.m2, max_unchanged_words=a.max_unchanged_words,
+                 ignore_whitespace_casing=a.ignore_whitespace_casing,
+                 max_transitive_arcs=a.max_transitive_arcs)
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(d, f, indent=2, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    run_cli(main)
