@@ -19,12 +19,34 @@ validate(config, schema="workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/bpe.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/distill.smk"
-include: "workflow/rules/decode.smk"
-include: "workflow/rules/evaluate.smk"
+
+
+# The MT chain (teacher -> Seq-KD -> verifier) feeds the MT tracks; the GEC track has its own data and models.
+if MT_CHAIN:
+
+    include: "workflow/rules/data.smk"
+    include: "workflow/rules/bpe.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/distill.smk"
+    include: "workflow/rules/decode.smk"
+    include: "workflow/rules/evaluate.smk"
+
+
+if TRACKS["gec_iad"]:
+
+    include: "workflow/rules/gec.smk"
+
+
+if TRACKS["gad"]:
+
+    include: "workflow/rules/gad.smk"
+
+
+if TRACKS["blockwise"]:
+
+    include: "workflow/rules/blockwise.smk"
+
+
 include: "workflow/rules/report.smk"
 
 

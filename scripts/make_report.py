@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write the Markdown report from the workflow's tables."""
+"""Write the Markdown report from the workflow's tables (CSV) and figures (PNG)."""
 import argparse
 from pathlib import Path
 
@@ -9,14 +9,16 @@ from _common import run_cli
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--experiment", required=True)
-    ap.add_argument("--tables", nargs="+", required=True)
+    ap.add_argument("--items", nargs="+", required=True)
+    ap.add_argument("--captions", help="folder of <stem>.rst captions")
     ap.add_argument("--output", required=True)
     a = ap.parse_args()
     from fastdec.report.markdown import build_report
 
-    text = build_report(a.experiment, a.tables)
-    Path(a.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.output).write_text(text)
+    out = Path(a.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = build_report(a.experiment, a.items, a.captions, out_dir=str(out.parent))
+    out.write_text(text)
     print(text, flush=True)
 
 

@@ -5,9 +5,16 @@ import sys
 
 EXP = config["experiment"]
 R = f"results/{EXP}"
-SRC = config["data"]["src_lang"]
-TGT = config["data"]["tgt_lang"]
-DATA = config["data"]
+TRACKS = config["tracks"]
+MT_CHAIN = TRACKS["mt_at"] or TRACKS["gad"] or TRACKS["blockwise"]
+if MT_CHAIN:
+    missing = [k for k in ("data", "bpe", "train") if k not in config]
+    if missing:
+        raise ValueError(f"config: tracks mt_at/gad/blockwise need the sections {missing}; add them or turn the "
+                         f"tracks off under `tracks:`")
+DATA = config.get("data", {})
+SRC = DATA.get("src_lang", "src")
+TGT = DATA.get("tgt_lang", "tgt")
 DEC = config["decode"]
 KD = config["distill"]
 SHARDS = list(range(KD["shards"]))
@@ -97,9 +104,9 @@ def at_system(wc):
 
 
 # --- report -------------------------------------------------------------------------------------------------------
-def report_tables():
-    """Tables the report shows; a new stage appends its tables here."""
-    return [f"{R}/tables/table1_at.csv"]
+# Each track's .smk appends the tables (CSV) and figures (PNG) it produces, in report order. The report rule reads
+# this list lazily (after every include), and the caption of `<stem>.csv|png` is workflow/report/<stem>.rst.
+REPORT_ITEMS = []
 
 
 def all_targets():

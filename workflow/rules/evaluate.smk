@@ -48,3 +48,7 @@ rule table_at:
         runtime=5,
     shell:
         "$PY $SCRIPTS/make_table.py at --inputs {input} --output {output} > {log} 2>&1"
+
+
+if TRACKS["mt_at"]:
+    REPORT_ITEMS.append(f"{R}/tables/table1_at.csv")

@@ -1,13 +1,14 @@
-# The report: every table with the paper's number beside ours, as Markdown (and `snakemake --report`).
+# The report: every table and figure with the paper's number beside ours, as Markdown (and `snakemake --report`).
 
 
 rule report:
     input:
-        report_tables(),
+        tables=lambda wc: REPORT_ITEMS,
     output:
         report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
     params:
-        config_name=EXP,
+        experiment=EXP,
+        captions=os.path.join(REPO, "workflow", "report"),
     log:
         log("report"),
     benchmark:
@@ -19,5 +20,5 @@ rule report:
         mem_mb=1000,
         runtime=5,
     shell:
-        "$PY $SCRIPTS/make_report.py --experiment {params.config_name} --tables {input} --output {output} "
-        "> {log} 2>&1"
+        "$PY $SCRIPTS/make_report.py --experiment {params.experiment} --captions {params.captions} "
+        "--items {input.tables} --output {output} > {log} 2>&1"
