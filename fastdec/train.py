@@ -51,6 +51,8 @@ def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: s
            "--log-format", "simple", "--log-interval", "50", "--num-workers", "0"]
     if criterion == "label_smoothed_cross_entropy":
         cmd += ["--label-smoothing", str(s["label_smoothing"])]
+    if s.get("max_minutes"):
+        cmd += ["--stop-time-hours", f"{s['max_minutes'] / 60:.4f}"]
     if s["save_interval_updates"]:
         cmd += ["--save-interval-updates", str(s["save_interval_updates"])]
     if user_dir:
