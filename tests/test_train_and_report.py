@@ -1,0 +1,54 @@
+import json
+
+import pandas as pd
+
+from fastdec.fairseq_generate import parse_generate_output
+from fastdec.report.markdown import build_report
+from fastdec.report.tables import at_table
+from fastdec.train import fairseq_train_command, flag_args
+
+
+def test_flag_args():
+    assert flag_args({"encoder_layers": 3, "share-all-embeddings": True, "fp16": False, "x": None}) == [
+        "--encoder-layers", "3", "--share-all-embeddings"]
+
+
+def test_train_command_from_spec():
+    spec = {"arch": "transformer", "max_update": 10, "max_tokens": 100, "lr": 0.001, "max_minutes": 6,
+            "extra_args": {"encoder-layers": 2}}
+    cmd = fairseq_train_command(spec, "bin", "ckpt", device="cpu")
+    assert cmd[1] == "bin" and "--cpu" in cmd
+    assert cmd[cmd.index("--stop-time-hours") + 1] == "0.1000"
+    assert cmd[cmd.index("--label-smoothing") + 1] == "0.1"
+    assert cmd[-2:] == ["--encoder-layers", "2"]
+    gpu = fairseq_train_command(spec, "bin", "ckpt", device="cuda", user_dir="plug", criterion="other")
+    assert "--cpu" not in gpu and "--label-smoothing" not in gpu and "plug" in gpu
+
+
+def test_parse_generate_output_orders_ids_and_reads_timing():
+    out = "S-1\tb\nH-1\t-0.2\tzwei\nH-0\t-0.1\teins drei\n"
+    log = "INFO | Translated 2 sentences (5 tokens) in 0.5s (4.00 sentences/s, 10.00 tokens/s)"
+    hyps, timing = parse_generate_output(out, log)
+    assert hyps == ["eins drei", "zwei"]
+    assert timing == {"sentences": 2, "tokens": 5, "seconds": 0.5, "sentences_per_s": 4.0, "tokens_per_s": 10.0}
+
+
+def test_at_table_and_report(tmp_path):
+    paths = []
+    for system, bleu, lat in [("verifier_b5", 20.0, 40.0), ("verifier_b1", 19.5, 10.0)]:
+        p = tmp_path / f"{system}.json"
+        p.write_text(json.dumps({"system": system, "bleu": bleu, "latency_ms": lat, "sentences_per_s": 9.0,
+                                 "identical_to_greedy": 3, "sentences": 4, "signature": "nrefs:1|x"}))
+        paths.append(str(p))
+    df = at_table(paths)
+    assert list(df["speed_vs_verifier_b5"]) == [1.0, 4.0]
+    assert list(df["paper_bleu"]) == [28.89, 28.73]
+    csv = tmp_path / "table1_at.csv"
+    df.to_csv(csv, index=False)
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    (caps / "table1_at.rst").write_text("My title\n\nSome words\nmore words.\n")
+    text = build_report("exp", [str(csv)], str(caps), out_dir=str(tmp_path))
+    assert "## My title" in text and "Some words more words." in text
+    assert "| verifier_b1 |" in text and "sacreBLEU signature: `nrefs:1|x`" in text
+    assert pd.read_csv(csv).shape[0] == 2
