@@ -72,8 +72,8 @@ def local_config(tmp_path, base_url):
 def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server):
     cfg = local_config(tmp_path, wmt_server)
     targets = [f"results/wmt14_fixture/data/raw/{s}.{l}" for s in ("train", "valid", "test") for l in ("en", "de")]
-    r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--cores", "2", "--configfile", str(cfg),
-                        "--directory", str(tmp_path), *targets], cwd=REPO, capture_output=True, text=True,
+    r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--cores", "2", "--directory", str(tmp_path),
+                        *targets, "--configfile", str(cfg)], cwd=REPO, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     out = tmp_path / "results/wmt14_fixture/data/raw"
