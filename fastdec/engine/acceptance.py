@@ -1,0 +1,192 @@
+"""Acceptance rules: how many leading draft tokens the verifier accepts in one iteration.
+
+An acceptance rule is a callable ``rule(draft, top1, log_probs) -> int`` where
+
+* ``draft`` is the list of ``k`` drafted token ids (``k >= 0``);
+* ``top1`` is the verifier's (masked) argmax for each fed position (a list of ``>= k + 1`` ids):
+  ``top1[i]`` is the verifier's own prediction for the position of ``draft[i]``;
+* ``log_probs`` is the verifier's masked log-probability tensor ``[>= k + 1, V]`` (same rows), or
+  ``None`` when the rule declares ``needs_log_probs = False``.
+
+It returns ``a`` in ``[0, k]``: ``draft[:a]`` are accepted and the loop appends the verifier's token
+``top1[a]`` at the bifurcation (so every iteration advances by at least one token).
+
+Rules:
+
+* :func:`accept_top1` -- exact (vanilla IAD / GAD, Blockwise exact): ``draft[i] == top1[i]``. Lossless.
+* :func:`accept_top_beta` -- GAD++ (Xia et al. 2022, Eq. 7-9): ``draft[i]`` is accepted when it is the
+  top-1 token, or when it ranks within the verifier's top-β (``log P(draft) >= log P(β-th best)``,
+  Eq. 8) AND ``log P(top1) - log P(draft) <= τ`` (Eq. 9). With ``β = 1`` only the argmax itself
+  is accepted, i.e. identical to :func:`accept_top1` even under exact ties.
+* :func:`accept_top_k` -- Blockwise approximate top-k selection (Stern et al. 2018, Sec. 5.1):
+  ``draft[i]`` within the verifier's top-k (``k = 1`` == exact).
+* :func:`with_min_block` -- Blockwise minimum block size (Sec. 5.3): at least ``ℓ`` tokens are added
+  per iteration (``ℓ - 1`` draft tokens are force-accepted when available). ``ℓ = 1`` is a no-op.
+
+Tokens whose (masked) log-probability is ``-inf`` (padding, EOS before the first step, anything
+but EOS at the maximum length) are never accepted by the relaxed rules.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["accept_top1", "accept_top_beta", "accept_top_k", "with_min_block", "make_acceptance",
+           "leading_true"]
+
+
+def leading_true(ok: Sequence[bool]) -> int:
+    """Number of leading True values."""
+    n = 0
+    for v in ok:
+        if not v:
+            break
+        n += 1
+    return n
+
+
+def accept_top1(draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
+    """Exact acceptance: the longest draft prefix equal to the verifier's greedy tokens."""
+    n = 0
+    for d, t in zip(draft, top1):
+        if d != t:
+            break
+        n += 1
+    return n
+
+
+accept_top1.needs_log_probs = False  # type: ignore[attr-defined]
+accept_top1.name = "top1"  # type: ignore[attr-defined]
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+class _RankRule:
+    """Shared machinery of the top-β/τ and top-k rules (vectorised over the draft, one host sync)."""
+
+    needs_log_probs = True
+
+    def __init__(self, rank: int, tau: float):
+        self.rank = rank
+        self.tau = tau
+
+    def __call__(self, draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
+        k = len(draft)
+        if k == 0:
+            return 0
+        exact = accept_top1(draft, top1)
+        if exact == k:
+            return exact
+        if log_probs is None:
+            raise ValueError(f"{self!r} needs the verifier's log-probabilities")
+        lp = log_probs[:k]
+        d = torch.as_tensor(draft, dtype=torch.long, device=lp.device)
+        lp_d = lp.gather(1, d[:, None]).squeeze(1)
+        best = lp.max(dim=-1).values
+        ok = torch.isfinite(lp_d)
+        if self.rank > 1:
+            kth = lp.topk(min(self.rank, lp.size(1)), dim=-1).values[:, -1]
+            ok &= lp_d >= kth
+        else:
+            ok &= lp_d >= best
+        if not math.isinf(self.tau):
+            ok &= (best - lp_d) <= self.tau
+        ok |= d == torch.as_tensor(list(top1[:k]), dtype=torch.long, device=lp.device)
+        return leading_true(ok.tolist())
+
+
+class accept_top_beta(_RankRule):
+    """GAD++ acceptance: top-β with a log-likelihood gap of at most τ (Eq. 8 and 9).
+
+    ``accept_top_beta(beta=1, tau=...)`` accepts exactly what :func:`accept_top1` accepts.
+    """
+
+    def __init__(self, beta: int = 3, tau: float = 1.0):
+        beta = _check_int("beta", beta, 1)
+        try:
+            tau = float(tau)
+        except (TypeError, ValueError):
+            raise ValueError(f"tau must be a number >= 0, got {tau!r}") from None
+        if math.isnan(tau) or tau < 0:
+            raise ValueError(f"tau must be >= 0, got {tau}")
+        super().__init__(beta, tau)
+        self.beta = beta
+        self.name = f"top{beta}-tau{tau:g}"
+        if beta == 1:
+            self.needs_log_probs = False
+
+    def __call__(self, draft, top1, log_probs=None) -> int:
+        if self.beta == 1:
+            return accept_top1(draft, top1)
+        return super().__call__(draft, top1, log_probs)
+
+    def __repr__(self) -> str:
+        return f"accept_top_beta(beta={self.beta}, tau={self.tau:g})"
+
+
+class accept_top_k(_RankRule):
+    """Blockwise approximate acceptance: the draft token lies within the verifier's top-k."""
+
+    def __init__(self, k: int = 2):
+        k = _check_int("k", k, 1)
+        super().__init__(k, math.inf)
+        self.k = k
+        self.name = f"topk{k}"
+        if k == 1:
+            self.needs_log_probs = False
+
+    def __call__(self, draft, top1, log_probs=None) -> int:
+        if self.k == 1:
+            return accept_top1(draft, top1)
+        return super().__call__(draft, top1, log_probs)
+
+    def __repr__(self) -> str:
+        return f"accept_top_k(k={self.k})"
+
+
+class with_min_block:
+    """Wrap ``rule`` so that at least ``min_block_size`` tokens are added per iteration.
+
+    The loop always adds the verifier's token at the bifurcation, so ``min_block_size - 1`` draft
+    tokens (or the whole draft, when shorter) are force-accepted. Not lossless for ``ℓ > 1``.
+    """
+
+    def __init__(self, rule, min_block_size: int):
+        self.min_block_size = _check_int("min_block_size", min_block_size, 1)
+        self.rule = rule
+        self.needs_log_probs = getattr(rule, "needs_log_probs", True)
+        self.name = f"{getattr(rule, 'name', repr(rule))}-minblock{self.min_block_size}"
+
+    def __call__(self, draft, top1, log_probs=None) -> int:
+        a = self.rule(draft, top1, log_probs)
+        return max(a, min(self.min_block_size - 1, len(draft)))
+
+    def __repr__(self) -> str:
+        return f"with_min_block({self.rule!r}, {self.min_block_size})"
+
+
+def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: int = 1,
+                    min_block_size: int = 1):
+    """Build a rule by name: ``top1`` | ``top-beta`` (GAD++) | ``top-k`` (Blockwise approximate)."""
+    key = name.lower().replace("_", "-")
+    if key in ("top1", "exact"):
+        rule = accept_top1
+    elif key in ("top-beta", "topbeta", "gad++", "gadpp"):
+        rule = accept_top_beta(beta, tau)
+    elif key in ("top-k", "topk"):
+        rule = accept_top_k(k)
+    else:
+        raise ValueError(f"unknown acceptance rule {name!r}; choose top1, top-beta or top-k")
+    min_block_size = _check_int("min_block_size", min_block_size, 1)
+    return with_min_block(rule, min_block_size) if min_block_size > 1 else rule

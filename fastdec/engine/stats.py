@@ -1,0 +1,142 @@
+"""Per-sentence decoding statistics and their aggregation.
+
+Times are wall-clock seconds from :func:`time.perf_counter`. When the decoding device is CUDA and
+``sync`` is on, the device is synchronised before every clock read so that each module's time
+includes its kernels (this costs a little; turn it off to time only the total).
+
+Peak memory: on CUDA ``torch.cuda.max_memory_allocated`` since the sentence started (the peak
+counter is reset per sentence); on CPU the process' peak resident set size (``ru_maxrss``), which
+is a process-lifetime high-water mark, not a per-sentence figure.
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Dict, Iterable, List, Optional
+
+import torch
+
+__all__ = ["DecodeStats", "ModuleTimer", "aggregate_stats", "stats_dataframe", "peak_memory_mb",
+           "reset_peak_memory"]
+
+MODULES = ("encoder", "drafter", "verifier", "other")
+
+
+def reset_peak_memory(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peak_memory_mb(device: torch.device) -> float:
+    """CUDA: peak allocated bytes since the last reset; CPU: process peak RSS (MiB)."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes
+    return rss / 2**20 if sys.platform == "darwin" else rss / 2**10
+
+
+@dataclass
+class DecodeStats:
+    """Statistics of one decoded sentence."""
+
+    id: Optional[int] = None
+    method: str = ""
+    src_len: int = 0            # source tokens incl. EOS
+    out_len: int = 0            # output tokens incl. the final EOS
+    iterations: int = 0         # verifier (decoder) passes
+    drafted: List[int] = field(default_factory=list)   # draft length per iteration
+    accepted: List[int] = field(default_factory=list)  # accepted draft tokens per iteration
+    time: float = 0.0           # total wall time of the sentence (s)
+    time_encoder: float = 0.0
+    time_drafter: float = 0.0
+    time_verifier: float = 0.0  # verifier pass + acceptance rule + bookkeeping
+    time_other: float = 0.0
+    peak_mem_mb: float = 0.0
+    device: str = "cpu"
+
+    @property
+    def tokens_per_iteration(self) -> float:
+        return self.out_len / self.iterations if self.iterations else 0.0
+
+    @property
+    def mean_accepted(self) -> float:
+        return sum(self.accepted) / len(self.accepted) if self.accepted else 0.0
+
+    def to_dict(self) -> Dict:
+        d = asdict(self)
+        d["tokens_per_iteration"] = self.tokens_per_iteration
+        d["mean_accepted"] = self.mean_accepted
+        return d
+
+
+class ModuleTimer:
+    """Accumulates wall time per module into a :class:`DecodeStats`."""
+
+    def __init__(self, stats: DecodeStats, device: torch.device, sync: bool = True):
+        self.stats = stats
+        self.cuda = device.type == "cuda" and sync
+        self.device = device
+        self._t = 0.0
+        self._start = 0.0
+
+    def _now(self) -> float:
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def start(self) -> None:
+        self._start = self._t = self._now()
+
+    def lap(self, module: str) -> None:
+        """Charge the time since the previous lap to ``module`` (encoder|drafter|verifier|other)."""
+        now = self._now()
+        attr = "time_" + module
+        setattr(self.stats, attr, getattr(self.stats, attr) + now - self._t)
+        self._t = now
+
+    def stop(self) -> None:
+        now = self._now()
+        self.stats.time_other += now - self._t
+        self.stats.time = now - self._start
+
+
+def aggregate_stats(stats: Iterable[DecodeStats], **extra) -> Dict:
+    """Summarise many sentences into one flat dict (a CSV / DataFrame row).
+
+    Keys: ``n_sentences, total_time, sent_per_s, tokens_per_s, mean_time, iterations,
+    mean_iterations, tokens, tokens_per_iteration, mean_accepted_per_iteration,
+    time_encoder/drafter/verifier/other, peak_mem_mb`` plus ``extra``.
+    """
+    stats = list(stats)
+    n = len(stats)
+    total = sum(s.time for s in stats)
+    iters = sum(s.iterations for s in stats)
+    toks = sum(s.out_len for s in stats)
+    acc = [a for s in stats for a in s.accepted]
+    row = {
+        "n_sentences": n,
+        "total_time": total,
+        "sent_per_s": n / total if total > 0 else float("nan"),
+        "tokens_per_s": toks / total if total > 0 else float("nan"),
+        "mean_time": total / n if n else float("nan"),
+        "iterations": iters,
+        "mean_iterations": iters / n if n else float("nan"),
+        "tokens": toks,
+        "tokens_per_iteration": toks / iters if iters else float("nan"),
+        "mean_accepted_per_iteration": sum(acc) / len(acc) if acc else 0.0,
+        "peak_mem_mb": max((s.peak_mem_mb for s in stats), default=0.0),
+    }
+    for m in MODULES:
+        row["time_" + m] = sum(getattr(s, "time_" + m) for s in stats)
+    row.update(extra)
+    return row
+
+
+def stats_dataframe(stats: Iterable[DecodeStats]):
+    """Per-sentence stats as a pandas DataFrame (pandas imported lazily)."""
+    import pandas as pd
+
+    return pd.DataFrame([s.to_dict() for s in stats])

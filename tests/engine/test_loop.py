@@ -1,0 +1,233 @@
+"""Lossless properties of the draft -> verify -> accept loop on random fairseq Transformers (float64)."""
+import math
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import MODEL_CONFIGS, random_model
+from fastdec.engine import (FixedTokensDrafter, InputCopyDrafter, NoisyOracleDrafter, RandomDrafter,
+                            accept_top1, accept_top_beta, accept_top_k, compute_max_len, draft_verify_accept,
+                            greedy_decode, with_min_block)
+from fastdec.engine.verifier import Verifier
+
+SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def case(draw):
+    idx = draw(st.sampled_from(range(len(MODEL_CONFIGS))))
+    model, d, ver = random_model(idx)
+    n = draw(st.integers(0, 14))
+    src = draw(st.lists(st.integers(4, len(d) - 1), min_size=n, max_size=n)) + [d.eos()]
+    a = draw(st.sampled_from([0.0, 0.5, 1.2]))
+    b = draw(st.integers(1, 12))
+    return idx, torch.tensor(src), dict(max_len_a=a, max_len_b=b)
+
+
+def fairseq_greedy(model, d, src, max_len_a, max_len_b):
+    from fairseq.sequence_generator import SequenceGenerator
+
+    gen = SequenceGenerator([model], d, beam_size=1, max_len_a=max_len_a, max_len_b=max_len_b)
+    sample = {"net_input": {"src_tokens": src[None], "src_lengths": torch.tensor([src.numel()])}}
+    return gen.generate([model], sample)[0][0]["tokens"].tolist()
+
+
+class NoisyCopyIAD(InputCopyDrafter):
+    """IAD whose "input" is a corrupted greedy output: long accepted blocks, bifurcations, re-matching."""
+
+    def __init__(self, reference, seed, vocab):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        ref = list(reference)
+        for i in range(len(ref)):
+            r = torch.rand((), generator=g).item()
+            if r < 0.1:
+                ref[i] = int(torch.randint(4, vocab, (), generator=g))
+            elif r < 0.15:
+                ref.insert(i, int(torch.randint(4, vocab, (), generator=g)))
+        self.ref = ref
+
+    def start(self, state):
+        saved = state.src_list
+        state.src_list = self.ref
+        super().start(state)
+        state.src_list = saved
+
+
+@SETTINGS
+@given(c=case(), seed=st.integers(0, 10_000))
+def test_all_exact_drafters_equal_greedy(c, seed):
+    idx, src, kw = c
+    model, d, ver = random_model(idx)
+    greedy = greedy_decode(ver, src, **kw)
+    out = greedy.tokens
+    max_len = compute_max_len(src.numel(), kw["max_len_a"], kw["max_len_b"], ver.max_positions)
+    assert out[-1] == d.eos() and d.eos() not in out[:-1] and len(out) <= max_len + 1
+    assert greedy.stats.iterations == len(out)
+    # (b) IAD, (c) arbitrary random drafts, noisy oracle, noisy-copy IAD; (d) top-beta with beta = 1
+    drafters = [InputCopyDrafter(), RandomDrafter(len(d), max_tokens=10, seed=seed),
+                NoisyOracleDrafter(out, len(d), noise=0.3, seed=seed), NoisyCopyIAD(out, seed, len(d))]
+    for drafter in drafters:
+        r = draft_verify_accept(ver, src, drafter, accept_top1, **kw)
+        assert r.tokens == out, type(drafter).__name__
+        assert r.stats.iterations == len(r.stats.accepted) <= len(out)
+    for tau in (0.0, 2.5, math.inf):
+        for drafter in (NoisyOracleDrafter(out, len(d), noise=0.3, seed=seed),
+                        RandomDrafter(len(d), max_tokens=6, seed=seed + 1)):
+            r = draft_verify_accept(ver, src, drafter, accept_top_beta(1, tau), **kw)
+            assert r.tokens == out
+    assert draft_verify_accept(ver, src, NoisyOracleDrafter(out, len(d), noise=0.3, seed=seed),
+                               accept_top_k(1), **kw).tokens == out
+
+
+@SETTINGS
+@given(c=case())
+def test_engine_greedy_equals_fairseq_greedy(c):
+    idx, src, kw = c
+    model, d, ver = random_model(idx)
+    assert greedy_decode(ver, src, **kw).tokens == fairseq_greedy(model, d, src, **kw)
+
+
+def test_noise_free_oracle_decodes_in_one_iteration():
+    model, d, ver = random_model(0)
+    src = torch.tensor([5, 9, 11, 30, 7, 2])
+    out = greedy_decode(ver, src, max_len_b=20).tokens
+    r = draft_verify_accept(ver, src, NoisyOracleDrafter(out, len(d), noise=0.0, max_tokens=100, seed=0),
+                            max_len_b=20)
+    # the oracle may draw a short length; the fully accepted drafts make it far fewer iterations
+    assert r.tokens == out
+    r = draft_verify_accept(ver, src, FixedTokensDrafter(lambda s: out[s.num_generated:]), max_len_b=20)
+    assert r.tokens == out and r.stats.iterations == 1 and r.stats.accepted == [len(out) - 1]
+
+
+@pytest.mark.parametrize("idx", range(len(MODEL_CONFIGS)))
+def test_empty_source(idx):
+    model, d, ver = random_model(idx)
+    src = torch.tensor([d.eos()])
+    g = greedy_decode(ver, src, max_len_a=0, max_len_b=8)
+    assert g.tokens[0] != d.eos() and g.tokens[-1] == d.eos()
+    assert draft_verify_accept(ver, src, InputCopyDrafter(), max_len_b=8).tokens == g.tokens
+    assert g.tokens == fairseq_greedy(model, d, src, 0, 8)
+
+
+def test_max_length_and_errors():
+    model, d, ver = random_model(1)
+    src = torch.tensor([5, 6, 7, 2])
+    # max_len = 1: one token then the forced EOS, also with an eager drafter
+    assert len(greedy_decode(ver, src, max_len_b=1).tokens) == 2
+    r = draft_verify_accept(ver, src, FixedTokensDrafter([[5, 6, 7, 8]]), max_len_b=1)
+    assert len(r.tokens) == 2 and r.tokens[-1] == d.eos()
+    with pytest.raises(ValueError, match="maximum output length must be >= 1"):
+        greedy_decode(ver, src, max_len_b=0)
+    with pytest.raises(ValueError, match="max_source_positions"):
+        greedy_decode(ver, torch.full((80,), 5))
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        draft_verify_accept(ver, src, FixedTokensDrafter([[len(d) + 3]]))
+    with pytest.raises(ValueError, match="max_draft_len"):
+        draft_verify_accept(ver, src, InputCopyDrafter(), max_draft_len=-1)
+    # max positions cap the length: 64 positions -> at most 63 tokens incl. EOS
+    assert len(greedy_decode(ver, src, max_len_b=1000).tokens) <= 64
+
+
+def test_max_draft_len_and_padding_truncation():
+    model, d, ver = random_model(0)
+    src = torch.tensor([5, 9, 11, 2])
+    out = greedy_decode(ver, src, max_len_b=10).tokens
+    r = draft_verify_accept(ver, src, FixedTokensDrafter(lambda s: out[s.num_generated:]), max_len_b=10,
+                            max_draft_len=2)
+    assert r.tokens == out and max(r.stats.drafted) <= 2
+    r = draft_verify_accept(ver, src, FixedTokensDrafter(lambda s: out[s.num_generated:][:1] + [d.pad(), 7]),
+                            max_len_b=10)
+    assert r.tokens == out and max(r.stats.drafted) <= 1
+
+
+def test_relaxed_acceptance_accepts_second_best():
+    """top-beta (beta=2, tau=inf) and top-k (k=2) accept the verifier's 2nd-best token; tau=0 does not."""
+    model, d, ver = random_model(2)
+    src = torch.tensor([5, 8, 13, 2])
+
+    ver2 = Verifier(model, dtype=torch.float64)  # a second cache over the same weights
+
+    def second_best(state):
+        # score the current prefix with the second verifier to find the 2nd-best next token
+        return [second_best.cache.setdefault(tuple(state.prefix), _second(ver2, src, state.prefix, d))]
+    second_best.cache = {}
+    for rule, accepts in ((accept_top_beta(2, math.inf), True), (accept_top_k(2), True),
+                          (accept_top_beta(2, 0.0), False), (accept_top1, False)):
+        second_best.cache.clear()
+        r = draft_verify_accept(ver, src, FixedTokensDrafter(second_best), rule, max_len_b=6)
+        assert (sum(r.stats.accepted) > 0) == accepts, rule
+        assert r.tokens[-1] == d.eos()
+
+
+def _second(ver, src, prefix, d):
+    ver.start(src)
+    lp = ver.forward(torch.tensor(prefix)).log_probs[-1].clone()
+    lp[d.pad()] = -math.inf
+    if len(prefix) == 1:
+        lp[d.eos()] = -math.inf
+    return int(lp.topk(2).indices[1])
+
+
+def test_min_block_size_forces_progress():
+    model, d, ver = random_model(0)
+    src = torch.tensor([5, 9, 11, 2])
+    rule = with_min_block(accept_top1, 3)
+    r = draft_verify_accept(ver, src, RandomDrafter(len(d), max_tokens=5, seed=1, low=4), rule, max_len_b=12)
+    for k, a in zip(r.stats.drafted[:-1], r.stats.accepted[:-1]):
+        assert a >= min(2, k)
+    assert r.tokens[-1] == d.eos() and len(r.tokens) <= 13
+
+
+def test_stats_are_consistent():
+    model, d, ver = random_model(3)
+    src = torch.tensor([5, 9, 11, 12, 13, 2])
+    out = greedy_decode(ver, src, max_len_b=15).tokens
+    r = draft_verify_accept(ver, src, NoisyOracleDrafter(out, len(d), noise=0.2, seed=3), max_len_b=15,
+                            sent_id=7, method="oracle")
+    s = r.stats
+    assert s.id == 7 and s.method == "oracle" and s.out_len == len(out) and s.src_len == 6
+    assert len(s.drafted) == len(s.accepted) == s.iterations
+    assert all(0 <= a <= k for a, k in zip(s.accepted, s.drafted))
+    assert sum(a + 1 for a in s.accepted) == len(out)  # no EOS inside accepted drafts here
+    parts = s.time_encoder + s.time_drafter + s.time_verifier + s.time_other
+    assert s.time > 0 and abs(parts - s.time) < 1e-6 and min(s.time_encoder, s.time_verifier) > 0
+    assert s.peak_mem_mb > 0
+    d_ = s.to_dict()
+    assert d_["tokens_per_iteration"] == pytest.approx(len(out) / s.iterations)
+
+
+def test_drafter_sees_hidden_states():
+    model, d, ver = random_model(4)
+    src = torch.tensor([5, 9, 11, 2])
+    seen = []
+
+    def spy(state):
+        if state.hidden is not None:
+            seen.append((state.hidden.shape, state.last_hidden.shape, state.last_row, state.last_accepted))
+        return [7, 8]
+    draft_verify_accept(ver, src, FixedTokensDrafter(spy), max_len_b=5)
+    assert seen and all(h[0][1] == 8 and h[1] == (8,) and h[2] == h[3] for h in seen)  # output dim 8
+
+
+def test_aggregate_stats():
+    from fastdec.engine import aggregate_stats, stats_dataframe
+
+    model, d, ver = random_model(0)
+    res = [draft_verify_accept(ver, torch.tensor([5 + i, 9, 2]), InputCopyDrafter(), max_len_b=6, sent_id=i)
+           for i in range(3)]
+    row = aggregate_stats([r.stats for r in res], method="iad")
+    assert row["n_sentences"] == 3 and row["method"] == "iad"
+    assert row["tokens"] == sum(len(r.tokens) for r in res)
+    assert row["iterations"] == sum(r.stats.iterations for r in res)
+    assert row["total_time"] == pytest.approx(sum(r.stats.time for r in res))
+    assert row["sent_per_s"] > 0 and row["peak_mem_mb"] > 0
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return
+    df = stats_dataframe([r.stats for r in res])
+    assert list(df["id"]) == [0, 1, 2] and "time_verifier" in df.columns
