@@ -35,7 +35,7 @@ rule distill_shard:
         a=config["decode"]["max_len_a"],
         b=config["decode"]["max_len_b"],
         device=config["device"],
-        langs=f"{params.langs}",
+        langs=f"--src-lang {SRC} --tgt-lang {TGT}",
     wildcard_constraints:
         shard=r"\d+",
     log:
