@@ -221,7 +221,12 @@ class NATBlockDrafterModel(TransformerModel):
             cfg = state.get("cfg")
             data = cfg["task"]["data"] if cfg is not None else getattr(state.get("args"), "data", None)
             tgt = cfg["task"]["target_lang"] if cfg is not None else getattr(state.get("args"), "target_lang")
-            dict_path = os.path.join(str(data).split(":")[0], f"dict.{tgt}.txt")
+            data = str(data).split(":")[0]
+            if tgt is None:  # fairseq infers the languages from the data-bin's file names
+                from fairseq.data import data_utils
+
+                tgt = data_utils.infer_language_pair(data)[1]
+            dict_path = os.path.join(data, f"dict.{tgt}.txt")
         except Exception:  # noqa: BLE001 - best effort only
             return
         if not os.path.isfile(dict_path):
@@ -290,7 +295,9 @@ class NATBlockDrafterModel(TransformerModel):
         masks = prefix_tokens.new_full((bsz, k), self.mask_idx)
         decoder_input = torch.cat([prefix_tokens, masks], dim=1)
         logits = self.block_logits(encoder_out, decoder_input, k)
-        tokens = logits.argmax(-1)
+        # never draft <mask>, padding or BOS: no target sentence contains them (the AT verifier cannot emit them)
+        banned = [self.mask_idx, self.pad_idx, self.decoder.dictionary.bos()]
+        tokens = logits.index_fill(-1, torch.tensor(banned, device=logits.device), float("-inf")).argmax(-1)
         if return_logprobs:
             return tokens, torch.log_softmax(logits.float(), dim=-1)
         return tokens

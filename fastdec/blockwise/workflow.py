@@ -1,0 +1,114 @@
+"""Helpers of workflow/rules/blockwise.smk (kept here so the rules file holds rules only): the variants of
+Table 1, the fairseq-train spec of a blockwise model, and the decoding settings of each evaluation run.
+All functions take the validated ``blockwise:`` config section (defaults filled in by the schema).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+# variant -> (base AT model of the MT chain, data-bin folder, base parameters frozen)
+VARIANT_SETUP = {
+    "regular": ("baseline", "raw", True),
+    "distill": ("verifier", "distill", True),
+    "finetune": ("baseline", "raw", False),
+    "both": ("verifier", "distill", False),
+}
+TRAIN_KEYS = ("max_update", "max_tokens", "update_freq", "lr", "warmup_updates", "dropout", "label_smoothing",
+              "weight_decay", "clip_norm", "adam_betas", "save_interval_updates", "keep_last", "seed")
+
+
+def check_config(bw: dict, device: str) -> None:
+    """Cross-field checks the JSON schema cannot express (clear ``ValueError``)."""
+    ks = bw["block_sizes"]
+    bad = [ell for ell in bw["decode"]["min_block_sizes"] if ell > max(ks)]
+    if bad:
+        raise ValueError(f"config blockwise.decode.min_block_sizes {bad}: a minimum block size ℓ must not exceed the "
+                         f"largest block size k = {max(ks)} (Sec. 5.3: 1 <= ℓ <= k)")
+    if bw["decode"]["head_precision"] == "int8" and device != "cpu":
+        raise ValueError("config blockwise.decode.head_precision: int8 proposal heads are CPU-only; use float with "
+                         f"device {device!r}")
+
+
+def train_block_sizes(bw: dict) -> List[int]:
+    """Block sizes K that get a model: every k (paper), or only max(k) with ``share_heads``."""
+    ks = sorted(bw["block_sizes"])
+    return [ks[-1]] if bw["share_heads"] else ks
+
+
+def models(bw: dict) -> List[tuple]:
+    """(variant, K) of every blockwise model to train."""
+    return [(v, k) for v in bw["variants"] for k in train_block_sizes(bw)]
+
+
+def train_spec(bw: dict, variant: str, k, base: str) -> dict:
+    """The JSON spec scripts/train.py turns into a fairseq-train command (architecture copied from the base)."""
+    t = bw["train"]
+    extra = {
+        "block-size": int(k),
+        "load-base": base,
+        "freeze-base": VARIANT_SETUP[variant][2],
+        "p1-through-layer": t["p1_through_layer"],
+        "all-heads": t["loss"] == "all_heads",
+        "label-smoothing": t["label_smoothing"],
+    }
+    if t.get("stop_time_minutes"):
+        extra["stop-time-hours"] = round(t["stop_time_minutes"] / 60.0, 4)
+    extra.update(t["extra_args"])
+    spec = {"arch": "blockwise_transformer_from_base", **{key: t[key] for key in TRAIN_KEYS}, "extra_args": extra}
+    if not VARIANT_SETUP[variant][2] and t.get("finetune_lr"):
+        spec["lr"] = t["finetune_lr"]
+    return spec
+
+
+def decode_block_sizes(bw: dict, k) -> List[int]:
+    """Block sizes a model trained with K = k is decoded at (its first k heads serve every smaller k)."""
+    k = int(k)
+    return [x for x in sorted(bw["block_sizes"]) if x <= k] if bw["share_heads"] else [k]
+
+
+def valid_settings(bw: dict, variant: str, k) -> str:
+    """Settings of the valid-set run: exact for every k; plus top-k and minimum block sizes for "both"."""
+    ks = decode_block_sizes(bw, k)
+    dec = bw["decode"]
+    settings = [f"k{x}" for x in ks]
+    if variant == "both":
+        settings += [f"k{x}-top{t}" for x in ks for t in dec["topk"]]
+        settings += [f"k{x}-min{ell}" for x in ks for ell in dec["min_block_sizes"] if ell <= x]
+    return ",".join(settings)
+
+
+def test_settings(bw: dict, k, device: str) -> str:
+    """Settings of the test-set benchmark: exact for every k (and the other head precision on CPU)."""
+    ks = decode_block_sizes(bw, k)
+    dec = bw["decode"]
+    settings = [f"k{x}" for x in ks]
+    if dec["compare_precision"] and device == "cpu":
+        other = "float" if dec["head_precision"] == "int8" else "int8"
+        settings += [f"k{x}-{other}" for x in ks]
+    return ",".join(settings)
+
+
+def limit_arg(n) -> str:
+    return f"--limit {n}" if n else ""
+
+
+# Tables that need the "both" models (Sec. 5 / 7.3 / Table 4 use the fine-tuned, distilled models).
+TABLES = {
+    "table1": "blockwise_table1.csv",
+    "table1_png": "blockwise_table1_scatter.png",
+    "approx": "blockwise_approx.csv",
+    "minblock": "blockwise_minblock.csv",
+    "figure4": "blockwise_figure4.csv",
+    "figure4_png": "blockwise_figure4.png",
+    "table4": "blockwise_table4.csv",
+}
+BOTH_ONLY = ("approx", "minblock", "figure4", "figure4_png", "table4")
+
+
+def table_outputs(bw: dict, table_dir: str, gad_summaries: Sequence[str] = ()) -> Dict[str, str]:
+    """name -> path of every table/figure the track writes (the comparison only with the GAD track's summary)."""
+    both = "both" in bw["variants"]
+    out = {name: f"{table_dir}/{fname}" for name, fname in TABLES.items() if both or name not in BOTH_ONLY}
+    if both and gad_summaries:
+        out["vs_gad"] = f"{table_dir}/blockwise_vs_gad.csv"
+    return out

@@ -1,0 +1,348 @@
+"""GAD's NAT block drafter for the draft -> verify -> accept engine (registered as drafter ``gad``).
+
+Generalized Aggressive Decoding (Xia et al. 2022, Sections 3-4; Ge et al. 2022, Section 3.2): at every iteration
+a non-autoregressive drafter proposes the next ``k`` tokens in ONE decoder pass, conditioned on the source and on
+the prefix accepted so far; the engine's :class:`~fastdec.engine.verifier.Verifier` scores them in one pass and the
+acceptance rule keeps the verified prefix. With :func:`~fastdec.engine.acceptance.accept_top1` this is vanilla GAD
+(output identical to greedy decoding); with :class:`~fastdec.engine.acceptance.accept_top_beta` it is GAD++
+(top-beta within tau, Eq. 7-9).
+
+The drafter is a ``nat_block_drafter`` checkpoint (``fastdec_fairseq``, trained with ``--task block_drafting
+--criterion glat_block_loss`` on the verifier's Seq-KD data-bin). Per sentence it encodes the source ONCE with its
+own encoder (:meth:`NATDrafter.start`); each :meth:`NATDrafter.propose` feeds ``[BOS, o_1 .. o_j, <mask> * k]`` to
+its bidirectional decoder and returns the argmax of the ``k`` mask positions. The decoder has no cache (its
+self-attention is bidirectional, so every pass re-reads the whole prefix -- the "NAT decoder" cost of Table 7).
+
+Details that keep the engine's contract:
+
+* symbols the verifier cannot produce -- ``<mask>`` (the drafter's dictionary = the verifier's + ``<mask>``),
+  padding, BOS ``<s>`` and any id beyond the verifier's vocabulary -- are never proposed;
+* EOS may occur inside the block: the loop cuts the draft after its first EOS and stops once EOS is accepted;
+* the maximum length is the loop's: it truncates drafts to ``state.max_draft``; the drafter itself shortens the
+  block only when ``prefix + k`` would exceed its ``max_target_positions`` (and proposes nothing -- a plain greedy
+  step -- when not even one mask fits);
+* the block size ``k`` defaults to the one the checkpoint was trained with (``--block-size``); ``k < 1`` or
+  ``k > max_target_positions - 1`` is a ``ValueError``.
+
+Time and memory: the loop charges :meth:`start` and :meth:`propose` to its ``drafter`` module; the drafter also
+keeps its own split (``nat_encoder`` vs ``nat_decoder`` seconds, per sentence in ``state.extra["gad"]`` and
+cumulative in :attr:`NATDrafter.totals`) for the per-module profile (GAD paper, Table 7).
+
+Usage::
+
+    from fastdec.engine import draft_verify_accept, accept_top_beta
+    from fastdec.engine.nat_drafter import load_nat_drafter
+    drafter = load_nat_drafter("drafter.pt", data_bin, verifier=verifier)
+    res = draft_verify_accept(verifier, src, drafter, accept_top_beta(3, 1.0), max_len_a=1.2, max_len_b=10)
+
+or, through the CLIs: ``--drafter-module fastdec.engine.nat_drafter --method gad --drafter-arg
+drafter_checkpoint=<nat.pt> [--drafter-arg k=<k>] [--acceptance top-beta --beta 3 --tau 1.0]``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from .drafters import register_drafter
+from .verifier import Verifier, resolve_device_dtype
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["NATDrafter", "load_nat_drafter", "drafter_alone_decode", "check_block_size"]
+
+
+def check_block_size(k, max_target_positions: Optional[int]) -> int:
+    """``1 <= k <= max_target_positions - 1`` (BOS + k masks must fit); clear ``ValueError`` otherwise."""
+    if isinstance(k, bool):
+        raise ValueError(f"block size k must be an integer, got {k!r}")
+    if isinstance(k, float):
+        if not k.is_integer():
+            raise ValueError(f"block size k must be an integer, got {k!r}")
+        k = int(k)
+    if not isinstance(k, int):
+        try:
+            k = int(str(k))
+        except ValueError:
+            raise ValueError(f"block size k must be an integer, got {k!r}") from None
+    if k < 1:
+        raise ValueError(f"block size k must be >= 1, got k={k}")
+    if max_target_positions is not None and k > int(max_target_positions) - 1:
+        raise ValueError(f"block size k={k} is larger than the drafter supports: BOS + k mask tokens must fit "
+                         f"its max_target_positions={max_target_positions}, so k <= {int(max_target_positions) - 1}")
+    return k
+
+
+class _BidirectionalRunner(Verifier):
+    """The engine's plain-tensor decoder forward with NO causal mask: the NAT drafter's bidirectional decoder.
+
+    Every call feeds the whole ``[BOS, prefix, <mask> * k]`` from position 0 (the cache is reset first), so the
+    self-attention cache only ever holds the current input and the missing causal mask makes it bidirectional.
+    The encoder output and the per-layer encoder-attention keys/values are computed once per sentence by
+    :meth:`Verifier.start`.
+    """
+
+    def _attend(self, q, k, v, mask):
+        return super()._attend(q, k, v, None)
+
+
+class NATDrafter:
+    """Proposes the next ``k`` tokens with a ``nat_block_drafter`` model (see the module docstring).
+
+    Args:
+        model: a ``NATBlockDrafterModel`` (``mask_idx``, ``eos_idx``, ``pad_idx``, ``encoder``, ``block_logits``).
+        k: block size (default: ``trained_k``, else 10).
+        trained_k: the ``--block-size`` the model was trained with (informational, the default ``k``).
+        verifier_vocab_size: ids ``>=`` this are never proposed (the verifier's output size).
+        banned: further token ids never to propose (default: pad, ``<mask>``, BOS ``<s>``).
+        device, dtype: where the drafter runs (default: where the model is).
+        sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split.
+        fast: run the decoder through the engine's plain-tensor Transformer forward (the
+            :class:`~fastdec.engine.verifier.Verifier` code without the causal mask; numerically equal to
+            fairseq's, tested) instead of fairseq's module forward (slower at batch 1 on CPU).
+    """
+
+    name = "gad"
+
+    def __init__(self, model, k: Optional[int] = None, *, trained_k: Optional[int] = None,
+                 verifier_vocab_size: Optional[int] = None, banned: Optional[List[int]] = None,
+                 device: Any = None, dtype: Any = None, sync_timing: bool = True, fast: bool = True):
+        for attr in ("mask_idx", "eos_idx", "pad_idx", "encoder", "block_logits"):
+            if not hasattr(model, attr):
+                raise TypeError(f"NATDrafter needs a nat_block_drafter model (missing {attr!r}), "
+                                f"got {type(model).__name__}")
+        p0 = next(model.parameters())
+        self.device, self.dtype = resolve_device_dtype(p0.device if device is None else device,
+                                                       p0.dtype if dtype is None else dtype)
+        self.model = model.to(device=self.device, dtype=self.dtype).eval()
+        self.max_positions = int(model.max_decoder_positions())
+        self.max_source_positions = int(model.encoder.max_positions())
+        self.trained_k = trained_k
+        self.k = check_block_size(k if k is not None else (trained_k or 10), self.max_positions)
+        self.eos, self.pad, self.mask = int(model.eos_idx), int(model.pad_idx), int(model.mask_idx)
+        vocab = int(model.decoder.output_projection.weight.size(0))
+        ban = torch.zeros(vocab, dtype=torch.bool)
+        bos = getattr(model.decoder.dictionary, "bos", lambda: None)()
+        for t in [self.pad, self.mask] + ([bos] if bos is not None and bos != self.eos else []) + list(banned or []):
+            if 0 <= int(t) < vocab:
+                ban[int(t)] = True
+        if verifier_vocab_size is not None:
+            if verifier_vocab_size < 1:
+                raise ValueError(f"verifier_vocab_size must be >= 1, got {verifier_vocab_size}")
+            ban[int(verifier_vocab_size):] = True
+        if bool(ban.all()):
+            raise ValueError("every token of the drafter's vocabulary is banned")
+        self.ban = ban.to(self.device)
+        self.sync = sync_timing and self.device.type == "cuda"
+        self.runner = None
+        if fast:
+            try:
+                self.runner = _BidirectionalRunner(self.model, device=self.device, dtype=self.dtype)
+            except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
+                self.runner = None
+        self.totals = {"nat_encoder": 0.0, "nat_decoder": 0.0, "sentences": 0, "calls": 0}
+        self._warned_long = False
+
+    # ------------------------------------------------------------------ timing helpers
+    def _now(self) -> float:
+        if self.sync:
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def reset_totals(self) -> None:
+        self.totals = {"nat_encoder": 0.0, "nat_decoder": 0.0, "sentences": 0, "calls": 0}
+
+    # ------------------------------------------------------------------ engine protocol
+    @torch.inference_mode()
+    def encode(self, src_tokens) -> Dict[str, List[Tensor]]:
+        """The drafter's own encoding of one source (1-D LongTensor incl. the trailing EOS)."""
+        src = torch.as_tensor(src_tokens, dtype=torch.long).reshape(-1)
+        if src.numel() == 0:
+            raise ValueError("src_tokens is empty; a fairseq source always ends with EOS")
+        if src.numel() > self.max_source_positions:
+            raise ValueError(f"source has {src.numel()} tokens (incl. EOS) but the drafter's encoder supports at "
+                             f"most {self.max_source_positions} positions")
+        if self.runner is not None:
+            enc = self.runner.start(src)
+            return {"encoder_out": enc["encoder_out"], "_kv": (self.runner.enc_k, self.runner.enc_v)}
+        src = src.to(self.device).unsqueeze(0)
+        return self.model.encoder(src, src_lengths=torch.tensor([src.size(1)], device=self.device))
+
+    def start(self, state) -> None:
+        """Encode the source once per sentence (called by the loop after the verifier's encoder).
+
+        A source longer than the drafter's encoder positions (but not the verifier's) cannot be drafted: the
+        sentence is decoded with empty drafts (plain greedy steps, still lossless) and a warning is logged once.
+        """
+        t0 = self._now()
+        if len(state.src_list) > self.max_source_positions:
+            if not self._warned_long:
+                logger.warning("source of %d tokens exceeds the drafter's %d encoder positions: decoding such "
+                               "sentences without drafts (greedy steps)", len(state.src_list),
+                               self.max_source_positions)
+                self._warned_long = True
+            enc = None
+        else:
+            enc = self.encode(state.src_list)
+        dt = self._now() - t0
+        state.extra["gad"] = {"enc": enc, "nat_encoder": dt, "nat_decoder": 0.0, "calls": 0}
+        self.totals["nat_encoder"] += dt
+        self.totals["sentences"] += 1
+
+    @torch.inference_mode()
+    def block(self, encoder_out, prefix: List[int], k: Optional[int] = None,
+              return_log_probs: bool = False):
+        """Argmax of the ``k`` masks after ``prefix`` (``[BOS, o_1 .. o_j]``), banned ids excluded.
+
+        Returns a LongTensor ``[k']`` (``k' <= k`` when the decoder positions run out, possibly 0) and, with
+        ``return_log_probs``, the masked log-probabilities ``[k', V]``.
+        """
+        k = self.k if k is None else check_block_size(k, self.max_positions)
+        k = min(k, self.max_positions - len(prefix))
+        if k < 1:
+            empty = torch.empty(0, dtype=torch.long)
+            return (empty, None) if return_log_probs else empty
+        if self.runner is not None and "_kv" in encoder_out:
+            r = self.runner
+            r.enc_k, r.enc_v = encoder_out["_kv"]  # this sentence's encoder keys/values
+            r.length = 0
+            out = r.forward(torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long), need_logits=False)
+            logits = r.output_layer(out.hidden[-k:])
+        else:
+            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long, device=self.device).unsqueeze(0)
+            logits = self.model.block_logits(encoder_out, inp, k)[0]
+        logits = logits.masked_fill(self.ban, float("-inf"))
+        tokens = logits.argmax(-1)
+        if return_log_probs:
+            x = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+            return tokens, torch.log_softmax(x, dim=-1)
+        return tokens
+
+    def propose(self, state) -> Tensor:
+        info = state.extra.get("gad")
+        if info is None:  # start() was not called (e.g. a custom loop)
+            self.start(state)
+            info = state.extra["gad"]
+        if info["enc"] is None:
+            return torch.empty(0, dtype=torch.long)
+        t0 = self._now()
+        draft = self.block(info["enc"], state.prefix)
+        out = draft.cpu()
+        dt = self._now() - t0
+        info["nat_decoder"] += dt
+        info["calls"] += 1
+        self.totals["nat_decoder"] += dt
+        self.totals["calls"] += 1
+        return out
+
+    def __repr__(self) -> str:
+        return f"NATDrafter(k={self.k}, trained_k={self.trained_k}, device={self.device}, dtype={self.dtype})"
+
+
+@torch.inference_mode()
+def drafter_alone_decode(drafter: NATDrafter, src_tokens, max_len: int) -> Tuple[List[int], int]:
+    """The "NAT drafter" row of GAD Table 1: block after block, every drafted token is kept (no verifier).
+
+    Stops after the first EOS or once ``max_len`` tokens are generated (then EOS is appended, like the loop's
+    forced EOS). Returns ``(tokens ending with EOS, drafter passes)``.
+    """
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
+    enc = drafter.encode(src_tokens)
+    prefix = [drafter.eos]
+    passes = 0
+    while True:
+        j = len(prefix) - 1
+        if j >= max_len:
+            return prefix[1:] + [drafter.eos], passes
+        block = drafter.block(enc, prefix).tolist()
+        if not block:  # decoder positions exhausted
+            return prefix[1:] + [drafter.eos], passes
+        passes += 1
+        block = block[: max_len - j]
+        if drafter.eos in block:
+            block = block[: block.index(drafter.eos) + 1]
+            return prefix[1:] + block, passes
+        prefix.extend(block)
+
+
+# ---------------------------------------------------------------------- loading and registration
+
+_CACHE: Dict[tuple, Any] = {}
+
+
+def _data_dir(cfg) -> Optional[str]:
+    try:
+        data = cfg.task.data
+    except Exception:  # noqa: BLE001
+        data = getattr(cfg, "data", None)
+    return str(data).split(os.pathsep)[0] if data else None
+
+
+def load_nat_drafter(checkpoint, data_bin=None, *, k: Optional[int] = None, verifier=None, verifier_dict=None,
+                     device: Any = None, dtype: Any = None, user_dir: Optional[str] = None,
+                     cache: bool = True) -> NATDrafter:
+    """Load a ``nat_block_drafter`` checkpoint as a :class:`NATDrafter` next to a verifier.
+
+    ``data_bin`` holds the dictionaries (the verifier's Seq-KD data-bin; the task adds ``<mask>``). ``verifier``
+    (a :class:`~fastdec.engine.verifier.Verifier`) gives the default device/dtype and the vocabulary size;
+    ``verifier_dict`` (its target ``Dictionary``) is compared symbol by symbol with the drafter's: a drafter
+    trained on another data-bin is a ``ValueError``. Loaded weights are cached per (checkpoint, data_bin,
+    device, dtype), so several drafters (GAD, GAD++ ...) in one process share the same weights.
+    """
+    from .load import load_model
+
+    if device is None:
+        device = verifier.device if verifier is not None else "cpu"
+    if dtype is None and verifier is not None:
+        dtype = verifier.dtype
+    dev, dt = resolve_device_dtype(device, dtype)
+    checkpoint = os.path.abspath(str(checkpoint))
+    key = (checkpoint, str(data_bin), str(dev), str(dt), user_dir)
+    loaded = _CACHE.get(key) if cache else None
+    if loaded is None:
+        loaded = load_model(checkpoint, data_bin, device=dev, dtype=dt, user_dir=user_dir)
+        if cache:
+            _CACHE[key] = loaded
+    model = loaded.model
+    if not hasattr(model, "mask_idx"):
+        raise ValueError(f"{checkpoint} is not a nat_block_drafter checkpoint (model {type(model).__name__})")
+    trained_k = getattr(loaded.cfg.task, "block_size", None)
+    vsize = None
+    if verifier is not None:
+        vsize = int(verifier.vocab_size)
+    if verifier_dict is not None:
+        mine = loaded.tgt_dict.symbols
+        theirs = list(verifier_dict.symbols)
+        if mine[: len(theirs)] != theirs:
+            raise ValueError(f"the drafter {checkpoint} was trained with another dictionary than the verifier; "
+                             "train it on the verifier's data-bin")
+        vsize = len(theirs) if vsize is None else min(vsize, len(theirs))
+    return NATDrafter(model, k=k, trained_k=trained_k, verifier_vocab_size=vsize, device=dev, dtype=dt)
+
+
+def _gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data_bin: Optional[str] = None,
+                 user_dir: Optional[str] = None, drafter_checkpoint: Optional[str] = None,
+                 context: Optional[dict] = None):
+    """``make_drafter("gad", checkpoint=..., k=..., data_bin=..., context=...)`` (``data_bin`` defaults to the
+    verifier's data-bin from ``context["loaded"]``). ``drafter_checkpoint`` is an alias of ``checkpoint`` (with
+    ``scripts/engine_decode.py`` use ``--drafter-arg drafter_checkpoint=...``: its summary already has a
+    ``checkpoint`` key)."""
+    if (checkpoint is None) == (drafter_checkpoint is None):
+        raise ValueError("the gad drafter needs exactly one of checkpoint=... / drafter_checkpoint=...")
+    checkpoint = checkpoint if checkpoint is not None else drafter_checkpoint
+    context = context or {}
+    loaded = context.get("loaded")
+    verifier = context.get("verifier")
+    if data_bin is None and loaded is not None:
+        data_bin = _data_dir(loaded.cfg)
+    return load_nat_drafter(checkpoint, data_bin, k=k, verifier=verifier,
+                            verifier_dict=getattr(loaded, "tgt_dict", None),
+                            device=context.get("device"), dtype=context.get("dtype"), user_dir=user_dir)
+
+
+register_drafter("gad", _gad_factory, "nat-drafter")

@@ -1,0 +1,22 @@
+#!/usr/bin/env python
+"""Build a NAT drafter checkpoint initialised from all weights of the AT verifier (for --finetune-from-model)."""
+import argparse
+import json
+
+from _common import run_cli
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--verifier", required=True, help="AT verifier checkpoint")
+    ap.add_argument("--dict", required=True, help="target dictionary of the data-bin (dict.<tgt>.txt)")
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    from fastdec.gad.init_drafter import build_init_checkpoint
+
+    print(json.dumps(build_init_checkpoint(a.verifier, a.dict, a.output, seed=a.seed), indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    run_cli(main)
