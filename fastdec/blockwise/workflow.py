@@ -51,10 +51,10 @@ def train_spec(bw: dict, variant: str, k, base: str) -> dict:
         "all-heads": t["loss"] == "all_heads",
         "label-smoothing": t["label_smoothing"],
     }
-    if t.get("stop_time_minutes"):
-        extra["stop-time-hours"] = round(t["stop_time_minutes"] / 60.0, 4)
     extra.update(t["extra_args"])
     spec = {"arch": "blockwise_transformer_from_base", **{key: t[key] for key in TRAIN_KEYS}, "extra_args": extra}
+    if t.get("stop_time_minutes"):  # fastdec.train turns max_minutes into fairseq's --stop-time-hours
+        spec["max_minutes"] = t["stop_time_minutes"]
     if not VARIANT_SETUP[variant][2] and t.get("finetune_lr"):
         spec["lr"] = t["finetune_lr"]
     return spec

@@ -197,6 +197,8 @@ def test_workflow_helpers():
     assert W.train_spec(bw, "both", 8, "b.pt")["lr"] == 0.1  # finetune_lr null: the same rate
     ft = {**bw, "train": {**bw["train"], "finetune_lr": 0.01}}
     assert W.train_spec(ft, "both", 8, "b.pt")["lr"] == 0.01 and W.train_spec(ft, "distill", 8, "b.pt")["lr"] == 0.1
+    capped = {**bw, "train": {**bw["train"], "stop_time_minutes": 3}}
+    assert W.train_spec(capped, "both", 8, "b.pt")["max_minutes"] == 3 and "max_minutes" not in spec
     bw2 = {**bw, "share_heads": False}
     assert W.train_block_sizes(bw2) == [2, 4, 8] and W.valid_settings(bw2, "regular", 4) == "k4"
     with pytest.raises(ValueError, match="CPU-only"):

@@ -25,7 +25,7 @@ def snakemake(workdir, *args, **kw):
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("smoke")
-    r = snakemake(workdir, "--configfile", str(REPO / "config/smoke.yaml"), timeout=900)
+    r = snakemake(workdir, "--configfile", str(REPO / "config/smoke.yaml"), timeout=2400)
     assert r.returncode == 0, r.stderr[-4000:]
     return workdir / "results/smoke"
 
