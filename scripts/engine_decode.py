@@ -11,7 +11,7 @@ Examples::
         --output hyp.bpe --stats stats.jsonl --summary summary.json --threads 1
     engine_decode.py ... --method fairseq-beam --beam 5 --batch-size 32
     engine_decode.py ... --method gad --acceptance top-beta --beta 3 --tau 1.0 \\
-        --drafter-module fastdec.engine.gad --drafter-arg checkpoint=nat.pt
+        --drafter-module fastdec.engine.nat_drafter --drafter-arg drafter_checkpoint=nat.pt
 """
 import argparse
 import json

@@ -113,7 +113,7 @@ def parse_method(method: str, *, beam: int = 5, batch_size: int = 1, acceptance:
 
 
 def import_drafter_modules(modules: Sequence[str]) -> None:
-    """Import modules that register extra drafters (e.g. ``fastdec.engine.gad``)."""
+    """Import modules that register extra drafters (e.g. ``fastdec.engine.nat_drafter``)."""
     for mod in modules:
         importlib.import_module(mod)
 
