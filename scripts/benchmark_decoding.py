@@ -7,10 +7,17 @@ fairseq beam ``--beam`` at batch 1 (the paper's baseline), how many outputs are 
 decoding (the engine's greedy output is computed as the reference even when ``greedy`` is not listed),
 iterations and tokens per iteration, peak memory.
 
-Example::
+Each method may carry its own options as ``NAME:KEY=VALUE:...`` (acceptance, beta, tau, topk,
+min_block_size, max_draft_len, label; any other key is a drafter argument), so one run can compare
+GAD with GAD++ or several Blockwise settings on the same weights. ``--acceptance/--beta/...`` and
+``--drafter-arg`` are defaults for every drafting method.
+
+Examples::
 
     benchmark_decoding.py --checkpoint ckpt.pt --data-bin data-bin --input test.bpe.src \\
         --methods fairseq-beam,fairseq-greedy,greedy,iad --batch-sizes 1,32 --threads 1 --csv bench.csv
+    benchmark_decoding.py ... --drafter-module fastdec.engine.nat_drafter --drafter-arg drafter_checkpoint=nat.pt \\
+        --methods fairseq-beam,greedy,gad,gad:beta=3:tau=1,gad:beta=5:tau=3 --interleave --csv gad.csv
 """
 import argparse
 import csv
@@ -37,7 +44,10 @@ def build_parser():
     ap.add_argument("--max-draft-len", type=int,
                     help="engine: cap on drafted tokens per iteration (default: unlimited, as in the papers)")
     ap.add_argument("--min-block-size", type=int, default=1)
-    ap.add_argument("--drafter-module", action="append", default=[])
+    ap.add_argument("--drafter-arg", action="append", metavar="KEY=VALUE",
+                    help="keyword argument for every drafter (repeatable; JSON values)")
+    ap.add_argument("--drafter-module", action="append", default=[],
+                    help="python module to import that registers extra drafters (repeatable)")
     ap.add_argument("--user-dir")
     ap.add_argument("--max-len-a", type=float, default=0.0)
     ap.add_argument("--max-len-b", type=int, default=200)
@@ -81,34 +91,42 @@ def main(argv=None):
     if a.fp16 and a.dtype not in (None, "float16"):
         raise ValueError("--fp16 conflicts with --dtype " + a.dtype)
     dtype = "float16" if a.fp16 else (a.dtype or "float32")
-    methods = [m.strip().lower() for m in a.methods.split(",") if m.strip()]
+    methods = [m.strip() for m in a.methods.split(",") if m.strip()]
     if not methods:
         raise ValueError("--methods is empty")
 
     import torch
 
     from fastdec.engine.load import load_model, read_lines
-    from fastdec.engine.runner import (import_drafter_modules, parse_method, run_interleaved, run_method,
-                                       summarize)
+    from fastdec.engine.runner import (import_drafter_modules, parse_key_values, parse_method,
+                                       parse_method_string, run_interleaved, run_method, summarize)
     from fastdec.engine.verifier import Verifier, resolve_device_dtype
 
     if a.threads:
         torch.set_num_threads(a.threads)
     resolve_device_dtype(a.device, dtype)
     import_drafter_modules(a.drafter_module)
+    drafter_args = parse_key_values(a.drafter_arg)
+    defaults = dict(acceptance=a.acceptance, beta=a.beta, tau=a.tau, topk=a.topk,
+                    min_block_size=a.min_block_size if a.min_block_size != 1 else None)
+    caps = list(dict.fromkeys([a.max_draft_len] + [int(c) for c in (a.max_draft_lens or "").split(",") if c.strip()]))
     specs = []
     for m in methods:
-        if m in ("fairseq-beam", "fairseq-greedy"):
+        name = m.split(":", 1)[0].strip().lower()
+        if name in ("fairseq-beam", "fairseq-greedy"):
             for bs in batch_sizes:
-                specs.append(parse_method(m, beam=a.beam, batch_size=bs))
-        elif m == "greedy":
-            specs.append(parse_method(m))
+                specs.append(parse_method_string(m, beam=a.beam, batch_size=bs))
+        elif name == "greedy":
+            specs.append(parse_method_string(m))
         else:
-            caps = list(dict.fromkeys([a.max_draft_len] + [int(c) for c in (a.max_draft_lens or "").split(",")
-                                                           if c.strip()]))
             for cap in caps:
-                specs.append(parse_method(m, acceptance=a.acceptance, beta=a.beta, tau=a.tau, topk=a.topk,
-                                          min_block_size=a.min_block_size, max_draft_len=cap))
+                specs.append(parse_method_string(m, drafter_args=drafter_args, max_draft_len=cap, **defaults))
+    labels = [sp.label for sp in specs]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ValueError(f"--methods gives several rows the label {', '.join(dup)}; name them apart with "
+                         f"':label=NAME' (e.g. 'blockwise:block_size=4:label=bw-k4')")
+    methods = [sp.method for sp in specs]
     lines = read_lines(a.input)
     if a.limit is not None:
         lines = lines[: a.limit]

@@ -21,23 +21,6 @@ import time
 from _common import run_cli
 
 
-def _parse_kv(items):
-    out = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ValueError(f"--drafter-arg expects KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        k = k.strip().replace("-", "_")
-        if not k:
-            raise ValueError(f"--drafter-arg expects KEY=VALUE, got {item!r}")
-        try:
-            v = json.loads(v)
-        except json.JSONDecodeError:
-            pass
-        out[k] = v
-    return out
-
-
 def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, help="fairseq checkpoint of the (verifier) model")
@@ -94,7 +77,8 @@ def main(argv=None):
     import torch
 
     from fastdec.engine.load import load_model, read_lines
-    from fastdec.engine.runner import import_drafter_modules, parse_method, run_method, summarize
+    from fastdec.engine.runner import (import_drafter_modules, parse_key_values, parse_method, run_method,
+                                       summarize)
     from fastdec.engine.verifier import Verifier, resolve_device_dtype
 
     if a.threads:
@@ -103,7 +87,7 @@ def main(argv=None):
     import_drafter_modules(a.drafter_module)
     spec = parse_method(a.method, beam=a.beam, batch_size=a.batch_size, acceptance=a.acceptance, beta=a.beta,
                         tau=a.tau, topk=a.topk, min_block_size=a.min_block_size,
-                        drafter_args=_parse_kv(a.drafter_arg), max_draft_len=a.max_draft_len)
+                        drafter_args=parse_key_values(a.drafter_arg), max_draft_len=a.max_draft_len)
     lines = read_lines(a.input)
     if a.limit is not None:
         lines = lines[: a.limit]
@@ -127,10 +111,12 @@ def main(argv=None):
         with open(a.stats, "w", encoding="utf-8") as f:
             for r in results:
                 f.write(json.dumps({"id": r.id, "n_tokens": len(r.tokens), **r.stats}) + "\n")
-    summary = summarize(results, method=spec.method, label=spec.label, **spec.params,
-                        max_len_a=a.max_len_a, max_len_b=a.max_len_b, device=str(loaded.device),
-                        dtype=str(loaded.dtype).replace("torch.", ""), threads=torch.get_num_threads(),
-                        checkpoint=str(a.checkpoint), wall_time=wall)
+    # drafter arguments stay nested under "drafter_args", so none can clash with these keys
+    summary = summarize(results, **{**spec.params, "method": spec.method, "label": spec.label,
+                                    "max_len_a": a.max_len_a, "max_len_b": a.max_len_b,
+                                    "device": str(loaded.device), "dtype": str(loaded.dtype).replace("torch.", ""),
+                                    "threads": torch.get_num_threads(), "checkpoint": str(a.checkpoint),
+                                    "wall_time": wall})
     if a.summary:
         with open(a.summary, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)

@@ -21,7 +21,9 @@ Rules:
 * :func:`accept_top_k` -- Blockwise approximate top-k selection (Stern et al. 2018, Sec. 5.1):
   ``draft[i]`` within the verifier's top-k (``k = 1`` == exact).
 * :func:`with_min_block` -- Blockwise minimum block size (Sec. 5.3): at least ``ℓ`` tokens are added
-  per iteration (``ℓ - 1`` draft tokens are force-accepted when available). ``ℓ = 1`` is a no-op.
+  per iteration (``ℓ - 1`` draft tokens are force-accepted when available and allowed: a token the
+  verifier's mask forbids, e.g. EOS at the first step or a non-EOS at the maximum length, is never
+  forced). ``ℓ = 1`` is a no-op.
 
 Tokens whose (masked) log-probability is ``-inf`` (padding, EOS before the first step, anything
 but EOS at the maximum length) are never accepted by the relaxed rules.
@@ -35,7 +37,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["accept_top1", "accept_top_beta", "accept_top_k", "with_min_block", "make_acceptance",
-           "leading_true"]
+           "leading_true", "check_int"]
 
 
 def leading_true(ok: Sequence[bool]) -> int:
@@ -62,7 +64,7 @@ accept_top1.needs_log_probs = False  # type: ignore[attr-defined]
 accept_top1.name = "top1"  # type: ignore[attr-defined]
 
 
-def _check_int(name: str, value, minimum: int) -> int:
+def check_int(name: str, value, minimum: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -113,7 +115,7 @@ class accept_top_beta(_RankRule):
     """
 
     def __init__(self, beta: int = 3, tau: float = 1.0):
-        beta = _check_int("beta", beta, 1)
+        beta = check_int("beta", beta, 1)
         try:
             tau = float(tau)
         except (TypeError, ValueError):
@@ -139,7 +141,7 @@ class accept_top_k(_RankRule):
     """Blockwise approximate acceptance: the draft token lies within the verifier's top-k."""
 
     def __init__(self, k: int = 2):
-        k = _check_int("k", k, 1)
+        k = check_int("k", k, 1)
         super().__init__(k, math.inf)
         self.k = k
         self.name = f"topk{k}"
@@ -159,18 +161,28 @@ class with_min_block:
     """Wrap ``rule`` so that at least ``min_block_size`` tokens are added per iteration.
 
     The loop always adds the verifier's token at the bifurcation, so ``min_block_size - 1`` draft
-    tokens (or the whole draft, when shorter) are force-accepted. Not lossless for ``ℓ > 1``.
+    tokens (or the whole draft, when shorter) are force-accepted -- but only up to the first one whose
+    masked log-probability is ``-inf``: forcing a token the verifier's constraints forbid (EOS before
+    the first step, anything but EOS at the maximum length, padding) would break max-length and EOS
+    handling. Needs the log-probabilities for that check whenever ``ℓ > 1``. Not lossless for ``ℓ > 1``.
     """
 
     def __init__(self, rule, min_block_size: int):
-        self.min_block_size = _check_int("min_block_size", min_block_size, 1)
+        self.min_block_size = check_int("min_block_size", min_block_size, 1)
         self.rule = rule
-        self.needs_log_probs = getattr(rule, "needs_log_probs", True)
+        self.needs_log_probs = self.min_block_size > 1 or getattr(rule, "needs_log_probs", True)
         self.name = f"{getattr(rule, 'name', repr(rule))}-minblock{self.min_block_size}"
 
     def __call__(self, draft, top1, log_probs=None) -> int:
         a = self.rule(draft, top1, log_probs)
-        return max(a, min(self.min_block_size - 1, len(draft)))
+        forced = min(self.min_block_size - 1, len(draft))
+        if forced <= a:
+            return a
+        if log_probs is None:
+            raise ValueError(f"{self!r} needs the verifier's log-probabilities")
+        d = torch.as_tensor(list(draft[:forced]), dtype=torch.long, device=log_probs.device)
+        allowed = torch.isfinite(log_probs[:forced].gather(1, d[:, None]).squeeze(1))
+        return max(a, leading_true(allowed.tolist()))
 
     def __repr__(self) -> str:
         return f"with_min_block({self.rule!r}, {self.min_block_size})"
@@ -188,5 +200,5 @@ def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: i
         rule = accept_top_k(k)
     else:
         raise ValueError(f"unknown acceptance rule {name!r}; choose top1, top-beta or top-k")
-    min_block_size = _check_int("min_block_size", min_block_size, 1)
+    min_block_size = check_int("min_block_size", min_block_size, 1)
     return with_min_block(rule, min_block_size) if min_block_size > 1 else rule

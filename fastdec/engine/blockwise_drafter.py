@@ -52,6 +52,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .acceptance import check_int
 from .drafters import register_drafter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,24 +61,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BlockwiseDrafter", "blockwise_head_of", "check_blockwise_settings"]
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
 def check_blockwise_settings(block_size, topk=1, min_block_size=1) -> tuple[int, int, int]:
     """Validate (k, top-k, ℓ) of blockwise decoding: ``k >= 1``, ``top-k >= 1``, ``1 <= ℓ <= k``.
 
     Returns the three values as ints; raises ``ValueError`` with the offending setting otherwise.
     """
-    k = _check_int("block size k", block_size, 1)
-    t = _check_int("top-k", topk, 1)
-    ell = _check_int("minimum block size ℓ", min_block_size, 1)
+    k = check_int("block size k", block_size, 1)
+    t = check_int("top-k", topk, 1)
+    ell = check_int("minimum block size ℓ", min_block_size, 1)
     if ell > k:
         raise ValueError(f"minimum block size ℓ = {ell} exceeds the block size k = {k} "
                          f"(Sec. 5.3 of Stern et al. requires 1 <= ℓ <= k)")
@@ -112,7 +103,7 @@ class BlockwiseDrafter:
                  head_precision: str = "float"):
         head = blockwise_head_of(model)
         trained = int(head.block_size)
-        k = trained if block_size is None else _check_int("block size k", block_size, 1)
+        k = trained if block_size is None else check_int("block size k", block_size, 1)
         if k > trained:
             raise ValueError(f"block size k = {k} exceeds the model's trained block size {trained} "
                              f"(it has heads p_1..p_{trained} only)")
@@ -169,6 +160,11 @@ class BlockwiseDrafter:
         if self.mask_pad:
             logits[:, self.pad] = float("-inf")
         return logits.argmax(dim=-1).tolist()
+
+    def check_acceptance(self, accept) -> None:
+        """Called by the loop before decoding: the rule's top-k and minimum block size ℓ must fit k."""
+        inner = getattr(accept, "rule", accept)  # with_min_block wraps the top-k / exact rule
+        check_blockwise_settings(self.block_size, getattr(inner, "k", 1), getattr(accept, "min_block_size", 1))
 
     def __repr__(self) -> str:
         return (f"BlockwiseDrafter(k={self.block_size}, trained_k={self.trained_block_size}, "

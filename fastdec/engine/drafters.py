@@ -5,6 +5,7 @@ The protocol is deliberately small::
     class Drafter(Protocol):
         def propose(self, state: DecodeState) -> Sequence[int] | LongTensor: ...
         # optional: def start(self, state: DecodeState) -> None   (once per sentence, after encoding)
+        # optional: def check_acceptance(self, accept) -> None   (raise ValueError on rules it cannot serve)
 
 ``propose`` returns ``k >= 0`` token ids meant as ``o_{j+1} .. o_{j+k}`` following the accepted
 prefix ``state.prefix = [BOS, o_1 .. o_j]``. The loop truncates the draft to ``state.max_draft``

@@ -162,6 +162,9 @@ def draft_verify_accept(
     eos, pad, unk = verifier.eos, verifier.pad, verifier.unk
     V = verifier.vocab_size
     needs_lp = getattr(accept, "needs_log_probs", True)
+    check_acceptance = getattr(drafter, "check_acceptance", None)
+    if check_acceptance is not None:  # e.g. Blockwise: minimum block size ℓ <= k
+        check_acceptance(accept)
 
     stats = DecodeStats(id=sent_id, method=method or getattr(accept, "name", ""), src_len=src_tokens.numel(),
                         device=str(dev))

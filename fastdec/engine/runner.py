@@ -16,6 +16,7 @@ The acceptance rule of engine methods is ``top1`` (exact) unless ``acceptance`` 
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -26,7 +27,7 @@ from .drafters import available_drafters, make_drafter
 from .fairseq_baseline import FairseqGenerator
 from .loop import draft_verify_accept
 
-__all__ = ["MethodSpec", "parse_method", "run_method", "run_interleaved", "summarize", "SentenceResult", "FAIRSEQ_METHODS", "engine_methods"]
+__all__ = ["MethodSpec", "parse_method", "parse_method_string", "parse_key_values", "run_method", "run_interleaved", "summarize", "SentenceResult", "FAIRSEQ_METHODS", "engine_methods"]
 
 FAIRSEQ_METHODS = ("fairseq-beam", "fairseq-greedy")
 
@@ -109,7 +110,53 @@ def parse_method(method: str, *, beam: int = 5, batch_size: int = 1, acceptance:
                       accept=rule, acceptance=getattr(rule, "name", acc), max_draft_len=max_draft_len,
                       params={"acceptance": getattr(rule, "name", acc), "beta": beta, "tau": tau, "topk": topk,
                               "min_block_size": min_block_size, "max_draft_len": max_draft_len,
-                              **(drafter_args or {})})
+                              "drafter_args": dict(drafter_args) if drafter_args else None})
+
+
+def parse_key_values(items: Optional[Sequence[str]], option: str = "--drafter-arg") -> Dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": v}``; values are read as JSON when they parse (numbers, true, lists)."""
+    out: Dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"{option} expects KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+# options of a method string that configure the acceptance rule / loop; any other key goes to the drafter
+_METHOD_OPTIONS = ("acceptance", "beta", "tau", "topk", "min_block_size", "max_draft_len", "label")
+
+
+def parse_method_string(text: str, *, beam: int = 5, batch_size: int = 1,
+                        drafter_args: Optional[Dict[str, Any]] = None, **defaults) -> MethodSpec:
+    """A method with its own options: ``NAME[:KEY=VALUE[:KEY=VALUE...]]``.
+
+    ``gad:beta=5:tau=3`` is GAD++ (5, 3.0); ``blockwise:topk=2:block_size=4`` passes ``block_size`` to the
+    drafter; ``label=NAME`` renames the row. Keys ``acceptance, beta, tau, topk, min_block_size,
+    max_draft_len`` set the acceptance rule and loop (overriding ``defaults``); every other key is a
+    drafter argument (overriding ``drafter_args``). Used by ``benchmark_decoding.py --methods``.
+    """
+    name, *opts = [p.strip() for p in (text or "").split(":")]
+    kv = parse_key_values(opts, option=f"method {text!r}")
+    label = kv.pop("label", None)
+    loop_opts = {k: kv.pop(k) for k in list(kv) if k in _METHOD_OPTIONS}
+    if name.lower() in FAIRSEQ_METHODS or name.lower() == "greedy":
+        if kv:
+            raise ValueError(f"method {text!r}: {name} takes no drafter arguments ({', '.join(kv)})")
+        # the command line's engine defaults (--acceptance, --drafter-arg ...) are for drafting methods only
+        spec = parse_method(name, beam=beam, batch_size=batch_size, **loop_opts)
+    else:
+        kw = {**{k: v for k, v in defaults.items() if v is not None}, **loop_opts}
+        spec = parse_method(name, beam=beam, batch_size=batch_size, drafter_args={**(drafter_args or {}), **kv},
+                            **kw)
+    if label:
+        spec.label = str(label)
+    return spec
 
 
 def import_drafter_modules(modules: Sequence[str]) -> None:

@@ -247,3 +247,17 @@ def test_int8_proposals_stay_lossless(idx):
         assert blockwise_decode(ver, src, drafter=drafter, **kw).tokens == greedy_decode(ver, src, **kw).tokens
     with pytest.raises(ValueError, match="head_precision"):
         BlockwiseDrafter(m, head_precision="int4")
+
+
+def test_loop_checks_acceptance_against_the_drafter():
+    """The engine loop asks the drafter whether the rule fits (ℓ <= k), whichever API built the pair."""
+    from fastdec.engine import draft_verify_accept, make_acceptance
+
+    m, d, ver = model(0)
+    drafter = make_drafter("blockwise", context={"verifier": ver}, block_size=2)
+    with pytest.raises(ValueError, match="exceeds the block size"):
+        draft_verify_accept(ver, torch.tensor([5, d.eos()]), drafter, make_acceptance("top1", min_block_size=3),
+                            max_len_b=5)
+    ok = draft_verify_accept(ver, torch.tensor([5, d.eos()]), drafter, make_acceptance("top1", min_block_size=2),
+                             max_len_b=5)
+    assert ok.tokens[-1] == d.eos()

@@ -55,10 +55,24 @@ def test_accept_top_k_and_min_block():
     assert accept_top_k(2)([5, 4], top1, lp) == 2
     assert accept_top_k(2)([3, 4], top1, lp) == 0
     assert accept_top_k(1)([5, 4], top1, lp) == 0
-    assert with_min_block(accept_top1, 3)([0, 1, 3], [4, 5, 2, 2], None) == 2
-    assert with_min_block(accept_top1, 3)([0], [4, 5], None) == 1
+    free = torch.zeros(4, 6)  # every token allowed
+    assert with_min_block(accept_top1, 3)([0, 1, 3], [4, 5, 2, 2], free) == 2
+    assert with_min_block(accept_top1, 3)([0], [4, 5], free) == 1
     assert with_min_block(accept_top1, 1)([0], [4, 5], None) == 0
     assert with_min_block(accept_top1, 3)([4, 5, 6, 7], [4, 5, 6, 7, 2], None) == 4
+
+
+def test_min_block_never_forces_a_masked_token():
+    """ℓ forces draft tokens only while the verifier's mask allows them (-inf rows: EOS at step 0, max length)."""
+    lp = lp_rows([(4, -0.1), (5, -1.0)], [(2, -0.3)], [(2, 0.0)])  # row 1: only EOS allowed (max length)
+    rule = with_min_block(accept_top1, 3)
+    assert rule.needs_log_probs
+    assert rule([5, 4], [4, 2, 2], lp) == 1          # 5 allowed (forced), 4 is -inf at row 1: not forced
+    assert rule([1, 4], [4, 2, 2], lp) == 0          # padding-like -inf token is never forced
+    assert rule([5, 2], [4, 2, 2], lp) == 2
+    with pytest.raises(ValueError, match="log-probabilities"):
+        rule([5, 4], [4, 2, 2], None)
+    assert with_min_block(accept_top1, 3)([4, 5], [4, 5, 2], None) == 2  # nothing to force: no log-probs needed
 
 
 @pytest.mark.parametrize("bad", [

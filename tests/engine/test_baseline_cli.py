@@ -164,3 +164,57 @@ def test_benchmark_cli(tiny_checkpoint, tiny_databin, tmp_path):
     rows = {r["label"]: r for r in csv.DictReader(out.open())}
     assert list(rows) == ["fairseq-beam5", "fairseq-beam5-bs2", "iad", "iad-draft3", "greedy"]
     assert int(rows["iad-draft3"]["identical_to_greedy"]) == n and int(rows["iad-draft3"]["n_sentences"]) == n
+
+
+def test_benchmark_per_method_options_and_drafter_args(tiny_checkpoint, tiny_databin, tmp_path):
+    """One run compares IAD settings given per method (acceptance and drafter arguments)."""
+    import benchmark_decoding
+
+    inp = tmp_path / "in.txt"
+    inp.write_text("\n".join(_lines(tiny_databin)) + "\n")
+    out = tmp_path / "bench.csv"
+    rc = benchmark_decoding.main([
+        "--checkpoint", str(tiny_checkpoint), "--data-bin", str(tiny_databin), "--input", str(inp),
+        "--methods", "fairseq-beam,greedy,iad,iad:max_ngram=1:label=iad-1gram,iad:beta=3:tau=1",
+        "--drafter-arg", "min_ngram=1", "--threads", "1", "--warmup", "0", "--csv", str(out),
+        "--max-len-a", "1.2", "--max-len-b", "5", "--dtype", "float64"])
+    assert rc == 0
+    rows = {r["label"]: r for r in csv.DictReader(out.open())}
+    assert list(rows) == ["fairseq-beam5", "greedy", "iad", "iad-1gram", "iad-top3-tau1"]
+    n = len(_lines(tiny_databin))
+    for label in ("iad", "iad-1gram"):  # exact acceptance: lossless whatever the drafter's arguments
+        assert int(rows[label]["identical_to_greedy"]) == n
+    assert json.loads(rows["iad-1gram"]["params"])["drafter_args"] == {"min_ngram": 1, "max_ngram": 1}
+    assert json.loads(rows["iad-top3-tau1"]["params"])["beta"] == 3
+
+
+@pytest.mark.parametrize("methods, extra, msg", [
+    ("iad,iad:min_ngram=1", [], "label"),                 # two rows called "iad"
+    ("iad:bogus=1", [], "bad arguments for drafter 'iad'"),
+    ("greedy:max_ngram=2", [], "takes no drafter arguments"),
+    ("iad:beta=0", [], "beta"),
+    ("iad:oops", [], "KEY=VALUE"),
+    ("iad", ["--drafter-arg", "nokey"], "KEY=VALUE"),
+])
+def test_benchmark_bad_method_options(tiny_checkpoint, tiny_databin, tmp_path, methods, extra, msg):
+    import benchmark_decoding
+
+    inp = tmp_path / "in.txt"
+    inp.write_text("w1 w2\n")
+    with pytest.raises(ValueError, match=msg):
+        benchmark_decoding.main(["--checkpoint", str(tiny_checkpoint), "--data-bin", str(tiny_databin),
+                                 "--input", str(inp), "--methods", methods, "--csv", str(tmp_path / "b.csv"),
+                                 *extra])
+
+
+def test_engine_decode_drafter_arg_named_like_a_summary_key(tiny_checkpoint, tiny_databin, tmp_path):
+    """A drafter argument called e.g. ``checkpoint`` must not clash with the summary's own keys."""
+    from fastdec.engine.drafters import InputCopyDrafter, register_drafter
+
+    register_drafter("iad-with-checkpoint", lambda checkpoint=None, **kw: InputCopyDrafter())
+    lines = _lines(tiny_databin)
+    out, _, summ = _decode(tmp_path, tiny_checkpoint, tiny_databin, lines, "iad-with-checkpoint",
+                           "--drafter-arg", "checkpoint=other.pt", "--dtype", "float64")
+    assert summ["checkpoint"] == str(tiny_checkpoint)
+    assert summ["drafter_args"] == {"checkpoint": "other.pt"}
+    assert out == _decode(tmp_path, tiny_checkpoint, tiny_databin, lines, "greedy", "--dtype", "float64")[0]
