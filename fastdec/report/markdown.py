@@ -13,19 +13,33 @@ from pathlib import Path
 import pandas as pd
 
 
-def _fmt(v):
+def _fmt(v, integral: bool = False):
     if v is None or (isinstance(v, float) and pd.isna(v)):
         return "–"
     if isinstance(v, float):
-        return f"{v:.2f}"
+        if integral:
+            return str(int(v))
+        # two decimals, but keep small non-zero values (e.g. seconds per token) readable
+        return f"{v:.2f}" if v == 0 or abs(v) >= 0.01 else f"{v:.2g}"
     return str(v).replace("|", "\\|")
+
+
+def _integral_columns(df: pd.DataFrame) -> set:
+    """Float columns whose values are all whole numbers: counts that pandas read as float because of gaps."""
+    out = set()
+    for c in df.columns:
+        col = df[c].dropna()
+        if df[c].dtype.kind == "f" and len(col) and (col == col.round()).all():
+            out.add(c)
+    return out
 
 
 def df_to_markdown(df: pd.DataFrame) -> str:
     cols = list(df.columns)
+    integral = _integral_columns(df)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(row[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(_fmt(row[c], c in integral) for c in cols) + " |")
     return "\n".join(lines)
 
 
