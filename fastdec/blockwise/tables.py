@@ -17,13 +17,13 @@ else the smallest K >= k.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import pandas as pd
 
 from fastdec.report import paper_blockwise as P
+from fastdec.report.tables import to_float as _num
 
 from .decoding import parse_setting
 
@@ -54,16 +54,6 @@ def load_evals(paths: Iterable[str]) -> pd.DataFrame:
                 row.update(kind="blockwise", k=s.k, topk=s.topk, min_block=s.min_block, precision=s.precision)
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _num(v) -> Optional[float]:
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
 
 
 def cell(bleu, block, identical_pct=None) -> Optional[str]:

@@ -11,13 +11,13 @@ Every table carries the paper's figure beside ours (``paper_*`` columns, :mod:`f
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
 
 from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE12
+from fastdec.report.tables import to_float as _num
 
 __all__ = ["SYSTEMS", "system_key", "read_bench", "table1", "table12", "check_identical", "TableError"]
 
@@ -48,16 +48,6 @@ def read_bench(path) -> pd.DataFrame:
     if df["method"].duplicated().any():
         raise TableError(f"{path}: several batch-1 rows for one method")
     return df.set_index("method", drop=False)
-
-
-def _num(v):
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
 
 
 def _pct(num, den):

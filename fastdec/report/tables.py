@@ -2,10 +2,23 @@
 from __future__ import annotations
 
 import json
+import math
+from typing import Optional
 
 import pandas as pd
 
 from .paper import GAD_TABLE1
+
+
+def to_float(v) -> Optional[float]:
+    """A CSV cell as a float, or None when it is missing, NaN or not a number."""
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
 
 
 def at_table(paths: list[str]) -> pd.DataFrame:

@@ -65,6 +65,8 @@ from fairseq.models.transformer import TransformerConfig, TransformerDecoderBase
 from fairseq.models.transformer.transformer_legacy import base_architecture, tiny_architecture
 from fairseq.modules import FairseqDropout
 
+from .sizes import small_transformer_sizes
+
 logger = logging.getLogger(__name__)
 
 HEAD_PREFIX = "decoder.blockwise_head."
@@ -414,12 +416,7 @@ def blockwise_transformer_tiny(args):
 
 @register_model_architecture("blockwise_transformer", "blockwise_transformer_demo")
 def blockwise_transformer_demo(args):
-    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 256)
-    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 1024)
-    args.encoder_layers = getattr(args, "encoder_layers", 3)
-    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 4)
-    args.decoder_layers = getattr(args, "decoder_layers", 3)
-    args.decoder_attention_heads = getattr(args, "decoder_attention_heads", 4)
+    small_transformer_sizes(args, 256, 1024, 3, 4)
     blockwise_base_architecture(args)
 
 

@@ -31,6 +31,8 @@ from fairseq.models.transformer.transformer_config import TransformerConfig
 from fairseq.models.transformer.transformer_decoder import TransformerDecoderBase
 from fairseq.models.transformer.transformer_legacy import base_architecture, transformer_vaswani_wmt_en_de_big
 
+from .sizes import small_transformer_sizes
+
 logger = logging.getLogger(__name__)
 
 MASK_SYMBOL = "<mask>"
@@ -391,22 +393,12 @@ def nat_block_drafter_big(args):
 @register_model_architecture("nat_block_drafter", "nat_block_drafter_demo")
 def nat_block_drafter_demo(args):
     """Small CPU-trainable drafter for the demo config: 3+3 layers, 256/1024/4."""
-    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 256)
-    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 1024)
-    args.encoder_layers = getattr(args, "encoder_layers", 3)
-    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 4)
-    args.decoder_layers = getattr(args, "decoder_layers", 3)
-    args.decoder_attention_heads = getattr(args, "decoder_attention_heads", 4)
+    small_transformer_sizes(args, 256, 1024, 3, 4)
     nat_block_drafter_base(args)
 
 
 @register_model_architecture("nat_block_drafter", "nat_block_drafter_tiny")
 def nat_block_drafter_tiny(args):
     """Tiny drafter for tests: 2+2 layers, 64/128/2."""
-    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 64)
-    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 128)
-    args.encoder_layers = getattr(args, "encoder_layers", 2)
-    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 2)
-    args.decoder_layers = getattr(args, "decoder_layers", 2)
-    args.decoder_attention_heads = getattr(args, "decoder_attention_heads", 2)
+    small_transformer_sizes(args, 64, 128, 2, 2)
     nat_block_drafter_base(args)
