@@ -1,0 +1,38 @@
+"""verify_cost: the pass-length cost curve that explains CPU speedups (scripts/verify_cost.py)."""
+import csv
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO, random_model
+from fastdec.engine.profile import verify_cost
+
+if str(REPO / "scripts") not in sys.path:
+    sys.path.insert(0, str(REPO / "scripts"))
+
+
+def test_verify_cost_rows_and_cache_state():
+    model, d, ver = random_model(0)
+    src = torch.tensor([5, 9, 11, 2])
+    rows = verify_cost(ver, src, [4, 1, 2], prefix_len=3, repeats=2, warmup=1)
+    assert [r["k"] for r in rows] == [1, 2, 4]
+    assert rows[0]["cost_vs_k1"] == pytest.approx(1.0)
+    assert all(r["ms_per_pass"] > 0 and r["ms_per_token"] == pytest.approx(r["ms_per_pass"] / r["k"]) for r in rows)
+    assert ver.length == 3  # every measured pass was rolled back
+    for bad in ([], [0, 2]):
+        with pytest.raises(ValueError, match="block sizes"):
+            verify_cost(ver, src, bad)
+    with pytest.raises(ValueError, match="max_target_positions"):
+        verify_cost(ver, src, [ver.max_positions])
+
+
+def test_verify_cost_cli_random_model(tmp_path):
+    import verify_cost as cli
+
+    out = tmp_path / "c.csv"
+    assert cli.main(["--random", "demo", "--vocab", "64", "--ks", "1,3", "--repeats", "2", "--csv", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [r["k"] for r in rows] == ["1", "3"] and rows[0]["vocab"] == "64"
+    with pytest.raises(ValueError, match="data-bin"):
+        cli.main(["--checkpoint", "x.pt", "--csv", str(out)])
