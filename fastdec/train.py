@@ -1,7 +1,9 @@
 """fairseq-train command lines from the config, and resumable training runs.
 
 A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` by default, and Snakemake only deletes
-the declared output (``model.pt``, written at the very end), never the checkpoint folder.
+the declared output (``model.pt``, written at the very end), never the checkpoint folder. Raising ``max_update`` or
+``max_minutes`` continues the same run (fairseq counts the training time of earlier runs); any other change of the
+training settings (architecture, data, learning rate ...) moves the old checkpoints aside and starts afresh.
 """
 from __future__ import annotations
 
@@ -65,11 +67,49 @@ def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: s
 
 _UPD = re.compile(r"num_updates[ =|]+(\d+)")
 
+# flags (with one value) that only say how long/where to train: changing them continues the same run
+_CONTINUATION_FLAGS = {"--max-update", "--stop-time-hours", "--save-interval-updates", "--keep-interval-updates",
+                       "--log-interval", "--num-workers"}
+
+
+def run_fingerprint(cmd: list[str]) -> list[str]:
+    """The training command without its continuation flags: two commands with equal fingerprints train the
+    same model (same data, architecture, optimiser...), so the second may resume the first's checkpoints."""
+    out, skip = [], False
+    for i, tok in enumerate(cmd):
+        if skip:
+            skip = False
+            continue
+        if tok in _CONTINUATION_FLAGS:
+            skip = True
+            continue
+        if i == 0:
+            tok = Path(tok).name  # the interpreter's folder does not matter
+        out.append(tok)
+    return out
+
+
+def _set_aside_stale_checkpoints(save: Path, cmd: list[str]) -> None:
+    """Checkpoints of a different model (changed architecture, data or optimiser) cannot be resumed:
+    fairseq would fail on mismatched tensor shapes or silently mix two setups. Move them aside, keep them."""
+    record = save / "command.json"
+    if (save / "checkpoint_last.pt").exists() and record.exists():
+        before = json.loads(record.read_text()).get("fingerprint")
+        if before is not None and before != run_fingerprint(cmd):
+            stale = save.with_name(f"{save.name}.stale-{time.strftime('%Y%m%d-%H%M%S')}")
+            save.rename(stale)
+            print(f"the training settings changed since {save} was written: its checkpoints were moved to "
+                  f"{stale} and training starts afresh (delete that folder when you no longer need it)",
+                  flush=True)
+    save.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"command": cmd, "fingerprint": run_fingerprint(cmd)}, indent=2))
+
 
 def run_training(cmd: list[str], save_dir: str, model_out: str, summary_out: str, threads: int = 1) -> dict:
     """Run fairseq-train (resuming if a checkpoint exists), then publish the best checkpoint as ``model_out``."""
     save = Path(save_dir)
     save.mkdir(parents=True, exist_ok=True)
+    _set_aside_stale_checkpoints(save, cmd)
     resumed = (save / "checkpoint_last.pt").exists()
     if resumed:
         print(f"resuming from {save / 'checkpoint_last.pt'}", flush=True)

@@ -5,7 +5,7 @@ import pandas as pd
 from fastdec.fairseq_generate import parse_generate_output
 from fastdec.report.markdown import build_report
 from fastdec.report.tables import at_table
-from fastdec.train import fairseq_train_command, flag_args
+from fastdec.train import _set_aside_stale_checkpoints, fairseq_train_command, flag_args, run_fingerprint
 
 
 def test_flag_args():
@@ -23,6 +23,26 @@ def test_train_command_from_spec():
     assert cmd[-2:] == ["--encoder-layers", "2"]
     gpu = fairseq_train_command(spec, "bin", "ckpt", device="cuda", user_dir="plug", criterion="other")
     assert "--cpu" not in gpu and "--label-smoothing" not in gpu and "plug" in gpu
+
+
+def test_longer_training_resumes_but_a_changed_model_starts_afresh(tmp_path):
+    spec = {"arch": "transformer", "max_update": 10, "max_tokens": 100, "lr": 0.001, "max_minutes": 6,
+            "extra_args": {"encoder-embed-dim": 256}}
+    save = tmp_path / "checkpoints"
+    first = fairseq_train_command(spec, "bin", str(save), device="cpu")
+    longer = fairseq_train_command({**spec, "max_update": 50, "max_minutes": 20}, "bin", str(save), device="cpu")
+    smaller = fairseq_train_command({**spec, "extra_args": {"encoder-embed-dim": 128}}, "bin", str(save),
+                                    device="cpu")
+    assert run_fingerprint(first) == run_fingerprint(longer) != run_fingerprint(smaller)
+    _set_aside_stale_checkpoints(save, first)
+    (save / "checkpoint_last.pt").write_bytes(b"weights of the first run")
+    _set_aside_stale_checkpoints(save, longer)          # more updates/minutes: same run, resume
+    assert (save / "checkpoint_last.pt").exists()
+    _set_aside_stale_checkpoints(save, smaller)         # other architecture: old checkpoints moved aside, kept
+    stale = [p for p in tmp_path.iterdir() if p.name.startswith("checkpoints.stale-")]
+    assert len(stale) == 1 and (stale[0] / "checkpoint_last.pt").read_bytes() == b"weights of the first run"
+    assert not (save / "checkpoint_last.pt").exists()
+    assert json.loads((save / "command.json").read_text())["fingerprint"] == run_fingerprint(smaller)
 
 
 def test_parse_generate_output_orders_ids_and_reads_timing():
