@@ -61,6 +61,8 @@ def accept_top1(draft: Sequence[int], top1: Sequence[int], log_probs: Optional[T
 
 
 accept_top1.needs_log_probs = False  # type: ignore[attr-defined]
+# the longest draft prefix equal to the verifier's tokens: the loop may stop scoring at the first mismatch
+accept_top1.exact_prefix = True  # type: ignore[attr-defined]
 accept_top1.name = "top1"  # type: ignore[attr-defined]
 
 
@@ -125,6 +127,7 @@ class accept_top_beta(_RankRule):
         super().__init__(beta, tau)
         self.beta = beta
         self.name = f"top{beta}-tau{tau:g}"
+        self.exact_prefix = beta == 1
         if beta == 1:
             self.needs_log_probs = False
 
@@ -145,6 +148,7 @@ class accept_top_k(_RankRule):
         super().__init__(k, math.inf)
         self.k = k
         self.name = f"topk{k}"
+        self.exact_prefix = k == 1
         if k == 1:
             self.needs_log_probs = False
 

@@ -131,6 +131,52 @@ def _to_list(draft) -> List[int]:
     return [int(t) for t in draft]
 
 
+def _mask_log_probs(lp: Tensor, row0: int, j: int, r0: int, eos: int, pad: int, unk: int,
+                    unk_penalty: float) -> Tensor:
+    """fairseq's beam-1 constraints on log-prob rows ``row0 ..`` of one pass (in place): no padding, an optional
+    unknown-word penalty, no EOS as the first token (min_len 1), only EOS from step ``max_len`` on (row ``r0``)."""
+    neg_inf = float("-inf")
+    lp[:, pad] = neg_inf
+    if unk_penalty:
+        lp[:, unk] -= unk_penalty
+    if j == 0 and row0 == 0:
+        lp[0, eos] = neg_inf
+    first = max(r0 - row0, 0)
+    if first < lp.size(0):
+        lp[first:, :eos] = neg_inf
+        lp[first:, eos + 1:] = neg_inf
+    return lp
+
+
+_LAZY_FIRST_CHUNK = 8
+
+
+def _verify_exact_lazily(verifier: Verifier, hidden: Tensor, draft: List[int], j: int, r0: int,
+                         unk_penalty: float):
+    """Exact (top-1) acceptance with the vocabulary projection computed only as far as needed.
+
+    Rows are projected in chunks of 8, 16, 32 ... until a draft token differs from the verifier's choice; returns
+    ``(a, top1)`` with ``top1`` covering at least rows ``0 .. a``. Row-wise identical to projecting every row.
+    """
+    k = len(draft)
+    eos, pad, unk = verifier.eos, verifier.pad, verifier.unk
+    top1: List[int] = []
+    start, size = 0, _LAZY_FIRST_CHUNK
+    while True:
+        end = min(k + 1, start + size)
+        logits = verifier.output_layer(hidden[start:end])
+        if logits.dtype in (torch.float16, torch.bfloat16):
+            logits = logits.float()
+        lp = _mask_log_probs(torch.log_softmax(logits, dim=-1), start, j, r0, eos, pad, unk, unk_penalty)
+        top1.extend(lp.argmax(dim=-1).tolist())
+        for i in range(start, min(end, k)):
+            if draft[i] != top1[i]:
+                return i, top1
+        if end == k + 1:
+            return k, top1
+        start, size = end, size * 2
+
+
 def draft_verify_accept(
     verifier: Verifier,
     src_tokens,
@@ -162,6 +208,7 @@ def draft_verify_accept(
     eos, pad, unk = verifier.eos, verifier.pad, verifier.unk
     V = verifier.vocab_size
     needs_lp = getattr(accept, "needs_log_probs", True)
+    exact = getattr(accept, "exact_prefix", False) and not needs_lp
     check_acceptance = getattr(drafter, "check_acceptance", None)
     if check_acceptance is not None:  # e.g. Blockwise: minimum block size ℓ <= k
         check_acceptance(accept)
@@ -184,7 +231,6 @@ def draft_verify_accept(
         timer.lap("drafter")
         prefix = state.prefix
         cap_draft = max_len if max_draft_len is None else int(max_draft_len)
-        neg_inf = float("-inf")
         drafted_log, accepted_log = stats.drafted, stats.accepted
         finished = False
         while not finished:
@@ -210,20 +256,19 @@ def draft_verify_accept(
             k = len(draft)
             # ---------------- verify
             feed = torch.tensor([prefix[-1]] + draft, dtype=torch.long)
-            out = verifier.forward(feed)
-            lp = out.log_probs  # [k+1, V]
-            lp[:, pad] = neg_inf
-            if unk_penalty:
-                lp[:, unk] -= unk_penalty
-            if j == 0:
-                lp[0, eos] = neg_inf  # min_len = 1
             r0 = max_len - j  # first row whose step >= max_len: only EOS allowed
-            if r0 <= k:
-                lp[r0:, :eos] = neg_inf
-                lp[r0:, eos + 1:] = neg_inf
-            top1 = lp.argmax(dim=-1).tolist()
-            # ---------------- accept
-            a = accept(draft, top1, lp if needs_lp else None) if k else 0
+            if exact and k:
+                # exact acceptance only needs the verifier's tokens up to the first mismatch: project the
+                # hidden states to the vocabulary in growing chunks and stop there (same tokens, less work)
+                out = verifier.forward(feed, need_logits=False)
+                a, top1 = _verify_exact_lazily(verifier, out.hidden, draft, j, r0, unk_penalty)
+                lp = None
+            else:
+                out = verifier.forward(feed)
+                lp = _mask_log_probs(out.log_probs, 0, j, r0, eos, pad, unk, unk_penalty)  # [k+1, V]
+                top1 = lp.argmax(dim=-1).tolist()
+                # ---------------- accept
+                a = accept(draft, top1, lp if needs_lp else None) if k else 0
             if a < 0 or a > k:
                 raise RuntimeError(f"acceptance rule returned {a} for a draft of {k} tokens")
             new = draft[:a]

@@ -231,3 +231,25 @@ def test_aggregate_stats():
         return
     df = stats_dataframe([r.stats for r in res])
     assert list(df["id"]) == [0, 1, 2] and "time_verifier" in df.columns
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
+def test_lazy_projection_of_exact_acceptance_matches_full_projection(noise):
+    """Exact acceptance projects rows in chunks of 8, 16, 32 and stops at the first mismatch; it must accept
+    exactly what scoring every row accepts (long drafts cross several chunk boundaries)."""
+    model, d, ver = random_model(3)
+    src = torch.tensor([5, 9, 11, 12, 13, 2])
+    ref = greedy_decode(ver, src, max_len_b=60).tokens
+
+    def full_rule(draft, top1, log_probs=None):  # same decision, without the lazy path's exact_prefix flag
+        return accept_top1(draft, top1)
+
+    full_rule.needs_log_probs = False
+    kw = dict(max_len_b=60)
+    lazy = draft_verify_accept(ver, src, NoisyOracleDrafter(ref, len(d), noise=noise, max_tokens=60, seed=1),
+                               accept_top1, **kw)
+    full = draft_verify_accept(ver, src, NoisyOracleDrafter(ref, len(d), noise=noise, max_tokens=60, seed=1),
+                               full_rule, **kw)
+    assert lazy.tokens == full.tokens == ref
+    assert lazy.stats.accepted == full.stats.accepted and lazy.stats.drafted == full.stats.drafted
+    assert max(lazy.stats.accepted) > 8 or noise > 0  # the noiseless oracle crosses a chunk boundary
