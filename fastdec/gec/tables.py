@@ -19,7 +19,7 @@ import pandas as pd
 from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE12
 from fastdec.report.tables import to_float as _num
 
-__all__ = ["SYSTEMS", "system_key", "read_bench", "table1", "table12", "check_identical", "TableError"]
+__all__ = ["SYSTEMS", "system_key", "read_bench", "read_draft_capped", "table1", "table12", "check_identical", "TableError"]
 
 # Our systems in table order: benchmark method -> display label (fairseq-beam's label carries the beam).
 SYSTEMS = {
@@ -38,16 +38,36 @@ def system_key(method: str) -> str:
     return method.lower()
 
 
-def read_bench(path) -> pd.DataFrame:
-    """The benchmark CSV restricted to batch size 1 (the paper's online setting), indexed by method."""
+_DRAFT_CAP = r"-draft(\d+)$"  # label suffix of benchmark_decoding.py --max-draft-lens rows
+
+
+def _read_batch1(path) -> pd.DataFrame:
     df = pd.read_csv(path)
     missing = {"label", "method", "batch_size", "wall_time", "n_sentences"} - set(df.columns)
     if missing:
         raise TableError(f"{path}: not a benchmark_decoding.py CSV (missing columns {sorted(missing)})")
-    df = df[df["batch_size"] == 1].copy()
+    return df[df["batch_size"] == 1].copy()
+
+
+def read_bench(path) -> pd.DataFrame:
+    """The benchmark CSV restricted to batch size 1 (the paper's online setting), indexed by method.
+
+    Rows of draft-capped variants (``iad-draft8`` ...) are left out: see :func:`read_draft_capped`.
+    """
+    df = _read_batch1(path)
+    df = df[~df["label"].str.contains(_DRAFT_CAP, regex=True)]
     if df["method"].duplicated().any():
         raise TableError(f"{path}: several batch-1 rows for one method")
     return df.set_index("method", drop=False)
+
+
+def read_draft_capped(path) -> pd.DataFrame:
+    """The batch-1 rows of draft-capped variants (``<method>-draft<N>``), with the cap in column ``draft_cap``."""
+    df = _read_batch1(path)
+    cap = df["label"].str.extract(_DRAFT_CAP, expand=False)
+    df = df[cap.notna()].copy()
+    df["draft_cap"] = cap[cap.notna()].astype(int)
+    return df.sort_values("draft_cap")
 
 
 def _pct(num, den):
@@ -78,19 +98,14 @@ def table1(bench_csv, m2_jsons: Sequence[str] = (), *, beam: int = 5, split: str
         scores[name[3:-5]] = json.loads(Path(p).read_text())
     base = df.loc["fairseq-beam"] if "fairseq-beam" in df.index else None
     greedy = _num(df.loc["greedy", "wall_time"]) if "greedy" in df.index else None
-    rows = []
-    for method, template in SYSTEMS.items():
-        if method not in df.index:
-            continue
-        r = df.loc[method]
+    def row(r, system: str, paper: dict) -> dict:
         n = int(r["n_sentences"])
         m2 = _m2(scores, r["label"])
-        paper = IAD_TABLE1.get(method, {})
         latency = _num(r["wall_time"])
         speedup = (_num(base["wall_time"]) / latency) if base is not None and latency else None
         ident = _num(r.get("identical_to_greedy"))
-        rows.append({
-            "system": template.format(beam=beam),
+        return {
+            "system": system,
             "method": r["label"],
             "sentences": n,
             "total_latency_s": round(latency, 2) if latency is not None else None,
@@ -114,19 +129,28 @@ def table1(bench_csv, m2_jsons: Sequence[str] = (), *, beam: int = 5, split: str
             "device": r.get("device"),
             "threads": r.get("threads"),
             "eval_set": f"{corpus} {split}".strip(),
-        })
+        }
+
+    rows = [row(df.loc[method], template.format(beam=beam), IAD_TABLE1.get(method, {}))
+            for method, template in SYSTEMS.items() if method in df.index]
+    # optional variants beyond the paper: IAD with drafts of at most N tokens (benchmark.iad_draft_caps)
+    for _, r in read_draft_capped(bench_csv).iterrows():
+        name = SYSTEMS.get(r["method"], r["method"]).format(beam=beam)
+        rows.append(row(r, f"{name}, drafts of at most {r['draft_cap']} tokens", {}))
     if not rows:
         raise TableError(f"{bench_csv}: none of the methods {list(SYSTEMS)} at batch size 1")
     return pd.DataFrame(rows)
 
 
 def check_identical(bench_csv, method: str = "iad") -> tuple[int, int]:
-    """(identical, sentences) of ``method`` against the engine's greedy output (batch-1 row)."""
+    """(identical, sentences) of ``method`` against the engine's greedy output, summed over its batch-1 row and
+    its draft-capped variants (all of them must be lossless)."""
     df = read_bench(bench_csv)
     if method not in df.index:
         raise TableError(f"{bench_csv}: no batch-1 row for {method}")
-    r = df.loc[method]
-    return int(r["identical_to_greedy"]), int(r["n_sentences"])
+    capped = read_draft_capped(bench_csv)
+    rows = [df.loc[method]] + [r for _, r in capped[capped["method"] == method].iterrows()]
+    return sum(int(r["identical_to_greedy"]) for r in rows), sum(int(r["n_sentences"]) for r in rows)
 
 
 def table12(runs: Mapping[int, str], *, model: str = "", beam: int = 5) -> pd.DataFrame:

@@ -88,6 +88,24 @@ def test_table1_from_fixtures(tmp_path):
         tables.table1(bench, [str(tmp_path / "bench.csv")])
 
 
+def test_table1_adds_draft_capped_iad_rows_and_checks_them_too(tmp_path):
+    bench = write_bench(tmp_path / "bench.csv", {"fairseq-beam": 10.0, "fairseq-greedy": 8.0, "greedy": 7.5,
+                                                 "iad": 2.0})
+    with open(bench, "a", newline="") as f:  # what benchmark_decoding.py --max-draft-lens 16,4 adds
+        w = csv.DictWriter(f, fieldnames=BENCH_COLS)
+        for cap, t, same in ((16, 1.6, 10), (4, 2.5, 9)):
+            w.writerow({"label": f"iad-draft{cap}", "method": "iad", "batch_size": 1, "n_sentences": 10,
+                        "wall_time": t, "identical_to_greedy": same, "mean_iterations": 5.0,
+                        "tokens_per_iteration": 3.0, "device": "cpu", "threads": 1, "params": "{}"})
+    df = tables.table1(bench, beam=5).set_index("method")
+    assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-draft4", "iad-draft16"]
+    assert df.loc["iad-draft16", "system"] == "engine IAD, drafts of at most 16 tokens"
+    assert df.loc["iad-draft16", "speedup_vs_beam"] == 6.25 and pd.isna(df.loc["iad-draft16", "paper_speedup"])
+    assert list(tables.read_bench(bench).index) == ["fairseq-beam", "fairseq-greedy", "greedy", "iad"]
+    assert tables.check_identical(bench) == (29, 30)  # a capped run that is not lossless is caught as well
+    assert tables.table12({1: bench}).set_index("threads").loc[1, "iad_speedup"] == 5.0
+
+
 def test_table12_rows_for_our_and_the_papers_thread_counts(tmp_path):
     b2 = write_bench(tmp_path / "t2.csv", {"fairseq-beam": 6.0, "fairseq-greedy": 5.0, "greedy": 5.0, "iad": 1.5})
     b1 = write_bench(tmp_path / "t1.csv", {"fairseq-beam": 9.0, "fairseq-greedy": 7.0, "greedy": 7.0, "iad": 2.0})

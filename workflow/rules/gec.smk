@@ -18,7 +18,8 @@ GDATA = GEC["data"]
 GB = GEC["benchmark"]
 GSPLIT = GB["split"]
 GEC_BEAM = GB["beam"]
-GEC_LABELS = [f"fairseq-beam{GEC_BEAM}", "fairseq-greedy", "greedy", "iad"]
+GEC_CAPS = GB["iad_draft_caps"]
+GEC_LABELS = [f"fairseq-beam{GEC_BEAM}", "fairseq-greedy", "greedy", "iad"] + [f"iad-draft{c}" for c in GEC_CAPS]
 GEC_METHODS = "fairseq-beam,fairseq-greedy,greedy,iad"
 GEC_SIDES = ["src", "tgt"]
 # Benchmark runs are named <device>-t<threads>-n<sentences|all>: Table 1 runs on config `device` with
@@ -305,6 +306,7 @@ rule gec_benchmark:
         a=GB["max_len_a"],
         b=GB["max_len_b"],
         warmup=GB["warmup"],
+        caps=f"--max-draft-lens {','.join(str(c) for c in GEC_CAPS)}" if GEC_CAPS else "",
         limit=lambda wc: "" if wc.n == "all" else f"--limit {wc.n}",
         hyp=lambda wc, output: os.path.join(os.path.dirname(output.csv), "hyp"),
         stats=lambda wc, output: os.path.join(os.path.dirname(output.csv), "stats"),
@@ -330,8 +332,8 @@ rule gec_benchmark:
         "$PY $SCRIPTS/benchmark_decoding.py --checkpoint {input.model} --data-bin {params.data_bin} "
         "--input {input.src} {params.limit} --methods {params.methods} --beam {params.beam} --batch-sizes 1 "
         "--max-len-a {params.a} --max-len-b {params.b} --device {wildcards.device} --threads {wildcards.threads} "
-        "--warmup {params.warmup} --csv {output.csv} --hyp-prefix {params.hyp} --stats-prefix {params.stats} "
-        "> {log} 2>&1"
+        "--warmup {params.warmup} {params.caps} --csv {output.csv} --hyp-prefix {params.hyp} "
+        "--stats-prefix {params.stats} > {log} 2>&1"
 
 
 rule gec_m2score:
