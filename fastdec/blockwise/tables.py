@@ -23,7 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import pandas as pd
 
 from fastdec.report import paper_blockwise as P
-from fastdec.report.tables import to_float as _num
+from fastdec.report.tables import read_jsonl, to_float as _num
 
 from .decoding import parse_setting
 
@@ -363,11 +363,7 @@ def comparison_table(df: pd.DataFrame, gad_summary: Optional[str], *, gad_senten
 
 
 def _gad_rows_from_sentences(summary: pd.DataFrame, jsonl: str, n: Optional[int], refs, lang, beam: int) -> list:
-    recs = []
-    with open(jsonl, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                recs.append(json.loads(line))
+    recs = read_jsonl(jsonl)
     if not recs:
         return []
     s = pd.DataFrame(recs)

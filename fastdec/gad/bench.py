@@ -21,6 +21,8 @@ from typing import Dict, List, Optional, Sequence
 
 import pandas as pd
 
+from fastdec.report.tables import read_jsonl
+
 from .scoring import bleu, postprocess, repetition_ratio
 from .systems import Record, SystemSpec
 
@@ -119,11 +121,7 @@ def write_run(out_dir: str, specs: Sequence[SystemSpec], records: Dict[str, List
 
 def read_sentences(path: str) -> pd.DataFrame:
     """``sentences.jsonl`` as a DataFrame (one row per system and sentence)."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                rows.append(json.loads(line))
+    rows = read_jsonl(path)
     if not rows:
         raise ValueError(f"{path} holds no sentences")
     return pd.DataFrame(rows)

@@ -16,11 +16,12 @@ final EOS, ``time`` in seconds, and for engine methods ``iterations`` and the pe
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
+
+from fastdec.report.tables import read_jsonl
 
 __all__ = ["SentenceRow", "read_stats", "read_lines", "remove_bpe", "levenshtein", "edit_ratio", "iad_blocks",
            "per_sentence", "spearman", "AnalysisError"]
@@ -41,14 +42,10 @@ def read_lines(path) -> list[str]:
 
 def read_stats(path) -> list[dict]:
     """Per-sentence JSONL stats, ordered by ``id``."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise AnalysisError(f"{path}:{n}: not JSON ({e.msg})") from None
+    try:
+        rows = read_jsonl(path)
+    except ValueError as e:
+        raise AnalysisError(str(e)) from None
     rows.sort(key=lambda r: r.get("id", 0))
     return rows
 

@@ -41,12 +41,20 @@ def system_key(method: str) -> str:
 _DRAFT_CAP = r"-draft(\d+)$"  # label suffix of benchmark_decoding.py --max-draft-lens rows
 
 
-def _read_batch1(path) -> pd.DataFrame:
+def _read_split(path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Batch-1 rows of a benchmark CSV (the paper's online setting), split into the plain methods (indexed by
+    method) and the draft-capped variants (``<method>-draft<N>``, cap in column ``draft_cap``, by cap)."""
     df = pd.read_csv(path)
     missing = {"label", "method", "batch_size", "wall_time", "n_sentences"} - set(df.columns)
     if missing:
         raise TableError(f"{path}: not a benchmark_decoding.py CSV (missing columns {sorted(missing)})")
-    return df[df["batch_size"] == 1].copy()
+    df = df[df["batch_size"] == 1]
+    cap = df["label"].str.extract(_DRAFT_CAP, expand=False)
+    main, capped = df[cap.isna()], df[cap.notna()].copy()
+    if main["method"].duplicated().any():
+        raise TableError(f"{path}: several batch-1 rows for one method")
+    capped["draft_cap"] = cap[cap.notna()].astype(int)
+    return main.set_index("method", drop=False), capped.sort_values("draft_cap")
 
 
 def read_bench(path) -> pd.DataFrame:
@@ -54,20 +62,12 @@ def read_bench(path) -> pd.DataFrame:
 
     Rows of draft-capped variants (``iad-draft8`` ...) are left out: see :func:`read_draft_capped`.
     """
-    df = _read_batch1(path)
-    df = df[~df["label"].str.contains(_DRAFT_CAP, regex=True)]
-    if df["method"].duplicated().any():
-        raise TableError(f"{path}: several batch-1 rows for one method")
-    return df.set_index("method", drop=False)
+    return _read_split(path)[0]
 
 
 def read_draft_capped(path) -> pd.DataFrame:
     """The batch-1 rows of draft-capped variants (``<method>-draft<N>``), with the cap in column ``draft_cap``."""
-    df = _read_batch1(path)
-    cap = df["label"].str.extract(_DRAFT_CAP, expand=False)
-    df = df[cap.notna()].copy()
-    df["draft_cap"] = cap[cap.notna()].astype(int)
-    return df.sort_values("draft_cap")
+    return _read_split(path)[1]
 
 
 def _pct(num, den):
@@ -89,7 +89,7 @@ def table1(bench_csv, m2_jsons: Sequence[str] = (), *, beam: int = 5, split: str
 
     ``m2_jsons`` are named ``m2.<label>.json``; the label is taken from the file name.
     """
-    df = read_bench(bench_csv)
+    df, capped = _read_split(bench_csv)
     scores = {}
     for p in m2_jsons:
         name = Path(p).name
@@ -134,7 +134,7 @@ def table1(bench_csv, m2_jsons: Sequence[str] = (), *, beam: int = 5, split: str
     rows = [row(df.loc[method], template.format(beam=beam), IAD_TABLE1.get(method, {}))
             for method, template in SYSTEMS.items() if method in df.index]
     # optional variants beyond the paper: IAD with drafts of at most N tokens (benchmark.iad_draft_caps)
-    for _, r in read_draft_capped(bench_csv).iterrows():
+    for _, r in capped.iterrows():
         name = SYSTEMS.get(r["method"], r["method"]).format(beam=beam)
         rows.append(row(r, f"{name}, drafts of at most {r['draft_cap']} tokens", {}))
     if not rows:
@@ -145,10 +145,9 @@ def table1(bench_csv, m2_jsons: Sequence[str] = (), *, beam: int = 5, split: str
 def check_identical(bench_csv, method: str = "iad") -> tuple[int, int]:
     """(identical, sentences) of ``method`` against the engine's greedy output, summed over its batch-1 row and
     its draft-capped variants (all of them must be lossless)."""
-    df = read_bench(bench_csv)
+    df, capped = _read_split(bench_csv)
     if method not in df.index:
         raise TableError(f"{bench_csv}: no batch-1 row for {method}")
-    capped = read_draft_capped(bench_csv)
     rows = [df.loc[method]] + [r for _, r in capped[capped["method"] == method].iterrows()]
     return sum(int(r["identical_to_greedy"]) for r in rows), sum(int(r["n_sentences"]) for r in rows)
 

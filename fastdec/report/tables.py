@@ -21,6 +21,19 @@ def to_float(v) -> Optional[float]:
     return None if math.isnan(f) else f
 
 
+def read_jsonl(path) -> list[dict]:
+    """The records of a JSON-lines file (blank lines skipped); a bad line raises ValueError naming file and line."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
+    return rows
+
+
 def at_table(paths: list[str]) -> pd.DataFrame:
     rows = [json.load(open(p)) for p in paths]
     base = next((r for r in rows if r["system"] == "verifier_b5"), None)
