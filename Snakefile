@@ -19,14 +19,16 @@ validate(config, schema="workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+# The stages every track shares, ONE rule each: downloads, BPE and binarisation, training.
+include: "workflow/rules/fetch.smk"
+include: "workflow/rules/bpe.smk"
+include: "workflow/rules/train.smk"
 
 
 # The MT chain (teacher -> Seq-KD -> verifier) feeds the MT tracks; the GEC track has its own data and models.
 if MT_CHAIN:
 
     include: "workflow/rules/data.smk"
-    include: "workflow/rules/bpe.smk"
-    include: "workflow/rules/train.smk"
     include: "workflow/rules/distill.smk"
     include: "workflow/rules/decode.smk"
     include: "workflow/rules/evaluate.smk"
@@ -42,11 +44,8 @@ if TRACKS["gad"]:
     include: "workflow/rules/gad.smk"
 
 
-if TRACKS["blockwise"]:
-
-    include: "workflow/rules/blockwise.smk"
-
-
+# Every track's benchmark runs and tables: one bench rule and one table rule (runs and tables: fastdec/tracks/).
+include: "workflow/rules/experiments.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -54,3 +53,7 @@ rule all:
     input:
         all_targets(),
     default_target: True
+
+
+# Every rule without a `conda:` of its own runs in CONDA_ENV under --software-deployment-method conda.
+default_conda_env(workflow, CONDA_ENV)

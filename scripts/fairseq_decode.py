@@ -27,7 +27,7 @@ def main():
     if a.beam < 1:
         raise ValueError(f"--beam must be >= 1, got {a.beam}")
     from fastdec.data.parallel import write_lines
-    from fastdec.data.tokenize import detokenize
+    from fastdec.text import detokenize
     from fastdec.fairseq_generate import generate_command, run_generate
 
     cmd = generate_command(a.data_bin, a.checkpoint, subset=a.subset, beam=a.beam, max_tokens=a.max_tokens,

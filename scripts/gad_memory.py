@@ -1,8 +1,9 @@
 #!/usr/bin/env python
-"""GAD paper, Table 8: peak memory per decoding system, each system decoded in a fresh child process.
+"""GAD paper, Table 8: peak memory per decoding method, each method decoded in a fresh child process by the common
+benchmark layer (fastdec.bench: the same method grammar and decoders as ``fastdec bench``).
 
-    gad_memory.py --verifier v.pt --drafter d.pt --data-bin DIR --input test.bpe.en \\
-        --systems at_b5,greedy,gad_k10,gadpp_k10_b5_t3 --limit 50 --output gad_table8_memory.csv
+    gad_memory.py --checkpoint verifier.pt --data-bin DIR --input test.bpe.en --drafter-arg checkpoint=drafter.pt \\
+        --methods fairseq:beam=5,greedy,gad:k=10,gad:k=10:beta=5:tau=3 --limit 50 --output gad_table8_memory.csv
 """
 import argparse
 import json
@@ -14,18 +15,19 @@ from _common import run_cli
 
 def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--verifier", required=True)
-    ap.add_argument("--drafter")
+    ap.add_argument("--checkpoint", required=True, help="fairseq checkpoint of the AT verifier")
     ap.add_argument("--data-bin", required=True)
     ap.add_argument("--input", required=True, help="BPE'd source sentences")
-    ap.add_argument("--systems", help="comma-separated systems (parent mode)")
+    ap.add_argument("--methods", help="comma-separated methods (fastdec.bench.methods), e.g. greedy,gad:k=10")
+    ap.add_argument("--drafter-arg", action="append", metavar="KEY=VALUE",
+                    help="default drafter argument of every drafting method (repeatable; e.g. checkpoint=PATH)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--limit", type=int, default=50, help="sentences decoded per system (default 50)")
+    ap.add_argument("--limit", type=int, default=50, help="sentences decoded per method (default 50)")
     ap.add_argument("--max-len-a", type=float, default=1.2)
     ap.add_argument("--max-len-b", type=int, default=10)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--output", help="CSV (parent mode)")
+    ap.add_argument("--output", help="CSV")
     ap.add_argument("--raw", help="also write the raw measurements (JSON)")
     return ap
 
@@ -33,41 +35,34 @@ def build_parser():
 def child(a):
     import torch
 
-    from fastdec.engine.load import load_model, read_lines
-    from fastdec.engine.nat_drafter import load_nat_drafter
+    from fastdec.bench.methods import parse_method
+    from fastdec.bench.runner import Context, method_decoder
+    from fastdec.engine.load import load_model
     from fastdec.engine.verifier import Verifier
     from fastdec.gad.memory import child_result
-    from fastdec.gad.systems import SystemRunner, parse_system
+    from fastdec.text import read_lines
 
     torch.set_num_threads(a.threads)
-    spec = parse_system(a.child)
+    m = parse_method(a.child)
+    if m.drafter == "gad":
+        import fastdec.engine.nat_drafter  # noqa: F401  (registers the gad drafter)
     lines = read_lines(a.input)[: a.limit]
     box = {}
 
     def load():
-        loaded = load_model(a.verifier, a.data_bin, device=a.device)
+        loaded = load_model(a.checkpoint, a.data_bin, device=a.device)
         ver = Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)
-        drafter = None
-        if spec.uses_drafter:
-            if not a.drafter:
-                raise ValueError(f"{spec.name} needs --drafter")
-            drafter = load_nat_drafter(a.drafter, a.data_bin, k=spec.k, verifier=ver, verifier_dict=loaded.tgt_dict,
-                                       cache=False)
-        runner = SystemRunner(loaded, ver, (lambda k: drafter), max_len_a=a.max_len_a, max_len_b=a.max_len_b)
-        runner.prepare([spec])
-        box.update(runner=runner, sources=[loaded.encode(x) for x in lines])
-        return (loaded.model, drafter.model if drafter is not None else None)
+        box["one"], drafter = method_decoder(Context(loaded, ver, a.max_len_a, a.max_len_b), m)
+        box["sources"] = [loaded.encode(x) for x in lines]
+        return loaded.model, getattr(drafter, "model", None)
 
     def decode():
         with torch.inference_mode():
             for i, s in enumerate(box["sources"]):
-                box["runner"].run(spec, s, i)
+                box["one"](i, s)
         return len(box["sources"])
 
-    import torch as _t
-
-    dev = _t.device(a.device)
-    print(json.dumps(child_result(spec.name, dev, load, decode)), flush=True)
+    print(json.dumps(child_result(m.spec, torch.device(a.device), load, decode)), flush=True)
     return 0
 
 
@@ -77,22 +72,18 @@ def main(argv=None):
         raise ValueError("--limit and --threads must be >= 1")
     if a.child:
         return child(a)
-    if not a.systems or not a.output:
-        raise ValueError("--systems and --output are required")
+    if not a.methods or not a.output:
+        raise ValueError("--methods and --output are required")
+    from fastdec.bench.methods import parse_key_values, parse_methods
     from fastdec.gad.memory import measure_all
-    from fastdec.gad.systems import parse_system
     from fastdec.gad.tables import table8_memory
 
-    systems = [s.strip() for s in a.systems.split(",") if s.strip()]
-    for s in systems:
-        parse_system(s)
-    base = [sys.executable, os.path.abspath(__file__), "--verifier", a.verifier, "--data-bin", a.data_bin,
+    methods = parse_methods(a.methods, drafter_args=parse_key_values(a.drafter_arg))
+    base = [sys.executable, os.path.abspath(__file__), "--checkpoint", a.checkpoint, "--data-bin", a.data_bin,
             "--input", a.input, "--limit", str(a.limit), "--max-len-a", str(a.max_len_a), "--max-len-b",
             str(a.max_len_b), "--device", a.device, "--threads", str(a.threads)]
-    if a.drafter:
-        base += ["--drafter", a.drafter]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), MKL_NUM_THREADS=str(a.threads))
-    rows = measure_all(systems, lambda s: base + ["--child", s], env=env)
+    rows = measure_all([m.spec for m in methods], lambda spec: base + ["--child", spec], env=env)
     if a.raw:
         with open(a.raw, "w") as f:
             json.dump(rows, f, indent=2)

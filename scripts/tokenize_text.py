@@ -12,7 +12,7 @@ def main():
     ap.add_argument("--output", required=True)
     a = ap.parse_args()
     from fastdec.data.parallel import read_lines, write_lines
-    from fastdec.data.tokenize import tokenize
+    from fastdec.text import tokenize
 
     lines = read_lines(a.input)
     out = []

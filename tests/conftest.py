@@ -1,7 +1,8 @@
 """Shared pytest fixtures.
 
 ``tiny_databin`` builds a real fairseq data-bin (joined dictionary) from a small synthetic
-parallel corpus, so plugin and engine tests can run fairseq-train / load real models in seconds.
+parallel corpus, so plugin and engine tests can run fairseq-train / load real models in seconds;
+``tiny_checkpoint`` is a real fairseq-train checkpoint on it.
 """
 import os
 import random
@@ -49,3 +50,20 @@ def tiny_databin(tmp_path_factory) -> Path:
         check=True, capture_output=True,
     )
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_databin, tmp_path_factory) -> Path:
+    """A real fairseq-train checkpoint (transformer_tiny, 2 updates) on ``tiny_databin``."""
+    save = tmp_path_factory.mktemp("tinyckpt")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    subprocess.run(
+        [str(BIN / "fairseq-train"), str(tiny_databin), "--arch", "transformer_tiny", "--share-all-embeddings",
+         "--optimizer", "adam", "--lr", "0.005", "--max-tokens", "500", "--max-update", "2", "--cpu",
+         "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--num-workers", "0",
+         "--disable-validation", "--no-save-optimizer-state", "--seed", "1"],
+        check=True, capture_output=True, env=env,
+    )
+    ckpt = save / "checkpoint_last.pt"
+    assert ckpt.is_file()
+    return ckpt

@@ -342,6 +342,9 @@ def test_cli(tmp_path):
     d = json.loads(out.read_text())
     assert (d["tp"], d["fp"], d["fn"]) == (1, 0, 1)
     assert d["per_sentence"][0]["system_edits"] == [[1, 2, "see", "sees"]]
+    hyp.write_text("She se@@ es a do@@ gs .\n", encoding="utf-8")  # BPE'd output, as the GEC benchmark writes it
+    r = subprocess.run(cmd + ["--remove-bpe"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[2] == "F_0.5       : 0.8333", r.stderr
     hyp.write_text("a\nb\n", encoding="utf-8")
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 2

@@ -5,7 +5,7 @@ import codecs
 import io
 from collections import Counter
 
-from .parallel import read_lines, write_lines
+from fastdec.text import read_lines, write_lines
 
 
 def learn_joint_bpe(inputs: list[str], codes_path: str, merges: int, min_frequency: int = 2):

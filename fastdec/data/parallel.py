@@ -7,41 +7,10 @@ Policy (documented in README "Bad input"):
 """
 from __future__ import annotations
 
-import gzip
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-class CorpusError(ValueError):
-    """Bad parallel input; the message names the file, the line and the fix."""
-
-
-def open_text(path: str | Path, mode: str = "rt"):
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, mode, encoding="utf-8", newline="\n") if "t" in mode else gzip.open(path, mode)
-    return open(path, mode, encoding="utf-8", newline="\n") if "t" in mode else open(path, mode)
-
-
-def read_lines(path: str | Path) -> list[str]:
-    """Lines of a UTF-8 text file (optionally .gz) without their newline; non-UTF-8 bytes raise CorpusError."""
-    with open_text(path, "rb") as fh:
-        raw = fh.read()
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for i, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as e:
-            raise CorpusError(
-                f"{path}:{i}: not valid UTF-8 (byte {line[e.start]:#04x} at column {e.start + 1}). "
-                f"Re-encode the file to UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or remove the line "
-                f"from both sides of the parallel corpus."
-            ) from None
-    return out
+from fastdec.text import CorpusError, open_text, read_lines, write_lines  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -113,11 +82,3 @@ def check_parallel(
     if not keep_src:
         raise CorpusError(f"{src_path}: no usable sentence pairs left after filtering ({report.as_dict()}).")
     return keep_src, keep_tgt, report
-
-
-def write_lines(path: str | Path, lines: list[str]):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with io.open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for line in lines:
-            fh.write(line + "\n")

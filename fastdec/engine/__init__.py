@@ -4,16 +4,16 @@ Public API (see docs/ARCHITECTURE.md and each module's docstring):
 
 * :class:`Verifier` -- cached multi-token decoder forward over a fairseq Transformer, with rollback.
 * :func:`draft_verify_accept` -- the loop; :func:`greedy_decode`, :func:`decode_corpus`.
-* drafters: :class:`NoDrafter`, :class:`InputCopyDrafter` (IAD), test drafters, :func:`make_drafter`,
-  :func:`register_drafter`.
-* acceptance rules: :func:`accept_top1`, :class:`accept_top_beta` (GAD++), :class:`accept_top_k`,
-  :class:`with_min_block`, :func:`make_acceptance`.
+* drafters: :class:`Drafter` (base class), :class:`NoDrafter`, :class:`InputCopyDrafter` (IAD),
+  :func:`make_drafter`, :func:`register_drafter`.
+* acceptance rules: :class:`AcceptanceRule` (base class), :data:`accept_top1`, :class:`accept_top_beta` (GAD++),
+  :class:`accept_top_k`, :class:`with_min_block`, :func:`make_acceptance`.
 * :class:`DecodeStats`, :func:`aggregate_stats`.
 * :class:`FairseqGenerator` -- fairseq's SequenceGenerator baseline; :func:`load_model`.
 """
-from .acceptance import accept_top1, accept_top_beta, accept_top_k, make_acceptance, with_min_block
-from .drafters import (Drafter, FixedTokensDrafter, InputCopyDrafter, NoDrafter, NoisyOracleDrafter,
-                       RandomDrafter, available_drafters, make_drafter, register_drafter)
+from .acceptance import (AcceptanceRule, ExactRule, accept_top1, accept_top_beta, accept_top_k, make_acceptance,
+                         with_min_block)
+from .drafters import Drafter, InputCopyDrafter, NoDrafter, available_drafters, make_drafter, register_drafter
 from .fairseq_baseline import BaselineResult, FairseqGenerator
 from .load import LoadedModel, load_model
 from .loop import (DecodeResult, DecodeState, compute_max_len, decode_corpus, draft_verify_accept,
@@ -24,9 +24,8 @@ from .verifier import Verifier, VerifierOutput, resolve_device_dtype
 __all__ = [
     "Verifier", "VerifierOutput", "resolve_device_dtype",
     "draft_verify_accept", "greedy_decode", "decode_corpus", "compute_max_len", "DecodeState", "DecodeResult",
-    "Drafter", "NoDrafter", "InputCopyDrafter", "FixedTokensDrafter", "RandomDrafter", "NoisyOracleDrafter",
-    "make_drafter", "register_drafter", "available_drafters",
-    "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block", "make_acceptance",
-    "DecodeStats", "aggregate_stats", "stats_dataframe",
+    "Drafter", "NoDrafter", "InputCopyDrafter", "make_drafter", "register_drafter", "available_drafters",
+    "AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
+    "make_acceptance", "DecodeStats", "aggregate_stats", "stats_dataframe",
     "FairseqGenerator", "BaselineResult", "LoadedModel", "load_model",
 ]

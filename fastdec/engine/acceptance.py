@@ -1,6 +1,6 @@
 """Acceptance rules: how many leading draft tokens the verifier accepts in one iteration.
 
-An acceptance rule is a callable ``rule(draft, top1, log_probs) -> int`` where
+Every rule is an :class:`AcceptanceRule`, a callable ``rule(draft, top1, log_probs) -> int`` where
 
 * ``draft`` is the list of ``k`` drafted token ids (``k >= 0``);
 * ``top1`` is the verifier's (masked) argmax for each fed position (a list of ``>= k + 1`` ids):
@@ -9,18 +9,21 @@ An acceptance rule is a callable ``rule(draft, top1, log_probs) -> int`` where
   ``None`` when the rule declares ``needs_log_probs = False``.
 
 It returns ``a`` in ``[0, k]``: ``draft[:a]`` are accepted and the loop appends the verifier's token
-``top1[a]`` at the bifurcation (so every iteration advances by at least one token).
+``top1[a]`` at the bifurcation (so every iteration adds at least one token). The loop itself calls
+:meth:`AcceptanceRule.accept_from_hidden`, which decides how many verifier rows to project to the vocabulary:
+all of them by default, only those up to the first mismatch for the exact rule.
 
 Rules:
 
-* :func:`accept_top1` -- exact (vanilla IAD / GAD, Blockwise exact): ``draft[i] == top1[i]``. Lossless.
-* :func:`accept_top_beta` -- GAD++ (Xia et al. 2022, Eq. 7-9): ``draft[i]`` is accepted when it is the
+* :data:`accept_top1` (an :class:`ExactRule`) -- exact (vanilla IAD / GAD, Blockwise exact): ``draft[i] == top1[i]``.
+  Lossless.
+* :class:`accept_top_beta` -- GAD++ (Xia et al. 2022, Eq. 7-9): ``draft[i]`` is accepted when it is the
   top-1 token, or when it ranks within the verifier's top-β (``log P(draft) >= log P(β-th best)``,
   Eq. 8) AND ``log P(top1) - log P(draft) <= τ`` (Eq. 9). With ``β = 1`` only the argmax itself
-  is accepted, i.e. identical to :func:`accept_top1` even under exact ties.
-* :func:`accept_top_k` -- Blockwise approximate top-k selection (Stern et al. 2018, Sec. 5.1):
+  is accepted, i.e. identical to :data:`accept_top1` even under exact ties.
+* :class:`accept_top_k` -- Blockwise approximate top-k selection (Stern et al. 2018, Sec. 5.1):
   ``draft[i]`` within the verifier's top-k (``k = 1`` == exact).
-* :func:`with_min_block` -- Blockwise minimum block size (Sec. 5.3): at least ``ℓ`` tokens are added
+* :class:`with_min_block` -- Blockwise minimum block size (Sec. 5.3): at least ``ℓ`` tokens are added
   per iteration (``ℓ - 1`` draft tokens are force-accepted when available and allowed: a token the
   verifier's mask forbids, e.g. EOS at the first step or a non-EOS at the maximum length, is never
   forced). ``ℓ = 1`` is a no-op.
@@ -31,16 +34,19 @@ but EOS at the maximum length) are never accepted by the relaxed rules.
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
-__all__ = ["accept_top1", "accept_top_beta", "accept_top_k", "with_min_block", "make_acceptance",
-           "leading_true", "check_int"]
+__all__ = ["AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
+           "make_acceptance", "leading_true", "check_int"]
+
+# project(start, end) -> the verifier's masked log-probabilities of rows start .. end - 1, [end - start, V]
+Projection = Callable[[int, int], Tensor]
 
 
-def leading_true(ok: Sequence[bool]) -> int:
+def leading_true(ok: Iterable[bool]) -> int:
     """Number of leading True values."""
     n = 0
     for v in ok:
@@ -48,22 +54,6 @@ def leading_true(ok: Sequence[bool]) -> int:
             break
         n += 1
     return n
-
-
-def accept_top1(draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
-    """Exact acceptance: the longest draft prefix equal to the verifier's greedy tokens."""
-    n = 0
-    for d, t in zip(draft, top1):
-        if d != t:
-            break
-        n += 1
-    return n
-
-
-accept_top1.needs_log_probs = False  # type: ignore[attr-defined]
-# the longest draft prefix equal to the verifier's tokens: the loop may stop scoring at the first mismatch
-accept_top1.exact_prefix = True  # type: ignore[attr-defined]
-accept_top1.name = "top1"  # type: ignore[attr-defined]
 
 
 def check_int(name: str, value, minimum: int) -> int:
@@ -76,21 +66,79 @@ def check_int(name: str, value, minimum: int) -> int:
     return value
 
 
-class _RankRule:
-    """Shared machinery of the top-β/τ and top-k rules (vectorised over the draft, one host sync)."""
+class AcceptanceRule:
+    """Base class of the acceptance rules (see the module docstring for the call contract)."""
 
-    needs_log_probs = True
+    name = "rule"
+    needs_log_probs = True  # the rule reads the log-probabilities (else it is called with None)
+    exact_prefix = False    # accepts exactly the longest draft prefix equal to the verifier's tokens (lossless)
+    min_block_size = 1      # at least this many tokens are added per iteration (Blockwise ℓ)
+
+    def __call__(self, draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
+        raise NotImplementedError
+
+    def accept_from_hidden(self, draft: List[int], project: Projection) -> Tuple[int, List[int], Optional[Tensor]]:
+        """Decide on one verifier pass of ``len(draft) + 1`` rows: ``(a, top1, log_probs)``.
+
+        ``top1`` covers at least rows ``0 .. a``; ``log_probs`` every row, or None when the rule does not need them.
+        This default projects every row and calls the rule.
+        """
+        lp = project(0, len(draft) + 1)
+        top1 = lp.argmax(dim=-1).tolist()
+        if not self.needs_log_probs:
+            lp = None
+        return (self(draft, top1, lp) if draft else 0), top1, lp
+
+
+_LAZY_FIRST_CHUNK = 8
+
+
+class ExactRule(AcceptanceRule):
+    """Exact acceptance: the longest draft prefix equal to the verifier's greedy tokens."""
+
+    name = "top1"
+    needs_log_probs = False
+    exact_prefix = True
+
+    def __call__(self, draft, top1, log_probs=None) -> int:
+        return leading_true(d == t for d, t in zip(draft, top1))
+
+    def accept_from_hidden(self, draft, project):
+        """Only the rows up to the first mismatch decide: project them in chunks of 8, 16, 32 ... and stop there
+        (row-wise identical to projecting every row, much less work when a long draft is rejected early)."""
+        k = len(draft)
+        top1: List[int] = []
+        start, size = 0, _LAZY_FIRST_CHUNK
+        while True:
+            end = min(k + 1, start + size)
+            top1 += project(start, end).argmax(dim=-1).tolist()
+            for i in range(start, min(end, k)):
+                if draft[i] != top1[i]:
+                    return i, top1, None
+            if end == k + 1:
+                return k, top1, None
+            start, size = end, size * 2
+
+
+accept_top1 = ExactRule()
+
+
+class _RankRule(AcceptanceRule):
+    """Shared machinery of the top-β/τ and top-k rules (vectorised over the draft, one host sync).
+
+    Rank 1 accepts only the verifier's own token: exactly :data:`accept_top1`, whose lazy path it then uses.
+    """
 
     def __init__(self, rank: int, tau: float):
         self.rank = rank
         self.tau = tau
+        self.exact_prefix = rank == 1
+        self.needs_log_probs = rank > 1
 
     def __call__(self, draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
         k = len(draft)
-        if k == 0:
-            return 0
         exact = accept_top1(draft, top1)
-        if exact == k:
+        if exact == k or self.exact_prefix:
             return exact
         if log_probs is None:
             raise ValueError(f"{self!r} needs the verifier's log-probabilities")
@@ -98,22 +146,23 @@ class _RankRule:
         d = torch.as_tensor(draft, dtype=torch.long, device=lp.device)
         lp_d = lp.gather(1, d[:, None]).squeeze(1)
         best = lp.max(dim=-1).values
-        ok = torch.isfinite(lp_d)
-        if self.rank > 1:
-            kth = lp.topk(min(self.rank, lp.size(1)), dim=-1).values[:, -1]
-            ok &= lp_d >= kth
-        else:
-            ok &= lp_d >= best
+        kth = lp.topk(min(self.rank, lp.size(1)), dim=-1).values[:, -1]
+        ok = torch.isfinite(lp_d) & (lp_d >= kth)
         if not math.isinf(self.tau):
             ok &= (best - lp_d) <= self.tau
         ok |= d == torch.as_tensor(list(top1[:k]), dtype=torch.long, device=lp.device)
         return leading_true(ok.tolist())
 
+    def accept_from_hidden(self, draft, project):
+        if self.exact_prefix:
+            return accept_top1.accept_from_hidden(draft, project)
+        return super().accept_from_hidden(draft, project)
+
 
 class accept_top_beta(_RankRule):
     """GAD++ acceptance: top-β with a log-likelihood gap of at most τ (Eq. 8 and 9).
 
-    ``accept_top_beta(beta=1, tau=...)`` accepts exactly what :func:`accept_top1` accepts.
+    ``accept_top_beta(beta=1, tau=...)`` accepts exactly what :data:`accept_top1` accepts.
     """
 
     def __init__(self, beta: int = 3, tau: float = 1.0):
@@ -127,14 +176,6 @@ class accept_top_beta(_RankRule):
         super().__init__(beta, tau)
         self.beta = beta
         self.name = f"top{beta}-tau{tau:g}"
-        self.exact_prefix = beta == 1
-        if beta == 1:
-            self.needs_log_probs = False
-
-    def __call__(self, draft, top1, log_probs=None) -> int:
-        if self.beta == 1:
-            return accept_top1(draft, top1)
-        return super().__call__(draft, top1, log_probs)
 
     def __repr__(self) -> str:
         return f"accept_top_beta(beta={self.beta}, tau={self.tau:g})"
@@ -148,20 +189,12 @@ class accept_top_k(_RankRule):
         super().__init__(k, math.inf)
         self.k = k
         self.name = f"topk{k}"
-        self.exact_prefix = k == 1
-        if k == 1:
-            self.needs_log_probs = False
-
-    def __call__(self, draft, top1, log_probs=None) -> int:
-        if self.k == 1:
-            return accept_top1(draft, top1)
-        return super().__call__(draft, top1, log_probs)
 
     def __repr__(self) -> str:
         return f"accept_top_k(k={self.k})"
 
 
-class with_min_block:
+class with_min_block(AcceptanceRule):
     """Wrap ``rule`` so that at least ``min_block_size`` tokens are added per iteration.
 
     The loop always adds the verifier's token at the bifurcation, so ``min_block_size - 1`` draft
@@ -171,11 +204,11 @@ class with_min_block:
     handling. Needs the log-probabilities for that check whenever ``ℓ > 1``. Not lossless for ``ℓ > 1``.
     """
 
-    def __init__(self, rule, min_block_size: int):
+    def __init__(self, rule: AcceptanceRule, min_block_size: int):
         self.min_block_size = check_int("min_block_size", min_block_size, 1)
         self.rule = rule
-        self.needs_log_probs = self.min_block_size > 1 or getattr(rule, "needs_log_probs", True)
-        self.name = f"{getattr(rule, 'name', repr(rule))}-minblock{self.min_block_size}"
+        self.needs_log_probs = self.min_block_size > 1 or rule.needs_log_probs
+        self.name = f"{rule.name}-minblock{self.min_block_size}"
 
     def __call__(self, draft, top1, log_probs=None) -> int:
         a = self.rule(draft, top1, log_probs)
@@ -193,7 +226,7 @@ class with_min_block:
 
 
 def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: int = 1,
-                    min_block_size: int = 1):
+                    min_block_size: int = 1) -> AcceptanceRule:
     """Build a rule by name: ``top1`` | ``top-beta`` (GAD++) | ``top-k`` (Blockwise approximate)."""
     key = name.lower().replace("_", "-")
     if key in ("top1", "exact"):

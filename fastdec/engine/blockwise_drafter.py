@@ -53,9 +53,10 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .acceptance import check_int
-from .drafters import register_drafter
+from .drafters import Drafter, register_drafter
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .acceptance import AcceptanceRule
     from .loop import DecodeState
 
 __all__ = ["BlockwiseDrafter", "blockwise_head_of", "check_blockwise_settings"]
@@ -87,7 +88,7 @@ def blockwise_head_of(model):
     return head
 
 
-class BlockwiseDrafter:
+class BlockwiseDrafter(Drafter):
     """Proposes ``k - 1`` tokens from heads p_2 .. p_k at the last verified position (see module docstring).
 
     ``model`` is the (already loaded, eval-mode) ``blockwise_transformer``; the drafter precomputes the
@@ -161,10 +162,9 @@ class BlockwiseDrafter:
             logits[:, self.pad] = float("-inf")
         return logits.argmax(dim=-1).tolist()
 
-    def check_acceptance(self, accept) -> None:
-        """Called by the loop before decoding: the rule's top-k and minimum block size ℓ must fit k."""
-        inner = getattr(accept, "rule", accept)  # with_min_block wraps the top-k / exact rule
-        check_blockwise_settings(self.block_size, getattr(inner, "k", 1), getattr(accept, "min_block_size", 1))
+    def check_acceptance(self, rule: "AcceptanceRule") -> None:
+        """Called by the loop before decoding: the rule's minimum block size ℓ must fit k (any top-k >= 1 does)."""
+        check_blockwise_settings(self.block_size, min_block_size=rule.min_block_size)
 
     def __repr__(self) -> str:
         return (f"BlockwiseDrafter(k={self.block_size}, trained_k={self.trained_block_size}, "

@@ -1,59 +1,61 @@
 """Drafters: strategies that propose the next tokens for the verifier to check.
 
-The protocol is deliberately small::
+Every drafter subclasses :class:`Drafter`; the loop calls, per sentence::
 
-    class Drafter(Protocol):
-        def propose(self, state: DecodeState) -> Sequence[int] | LongTensor: ...
-        # optional: def start(self, state: DecodeState) -> None   (once per sentence, after encoding)
-        # optional: def check_acceptance(self, accept) -> None   (raise ValueError on rules it cannot serve)
+    drafter.check_acceptance(rule)   # before decoding: raise ValueError on a rule it cannot serve
+    drafter.start(state)             # once, after the verifier encoded the source
+    drafter.propose(state)           # every iteration: k >= 0 token ids (a list or a LongTensor)
 
 ``propose`` returns ``k >= 0`` token ids meant as ``o_{j+1} .. o_{j+k}`` following the accepted
 prefix ``state.prefix = [BOS, o_1 .. o_j]``. The loop truncates the draft to ``state.max_draft``
 tokens, at its first EOS (kept) and at its first padding token (dropped); an empty draft means a
-plain greedy step. Drafters may keep per-sentence state in ``state.extra`` (reset every sentence)
-or on themselves if they implement ``start``. See :class:`fastdec.engine.loop.DecodeState` for
-what the state exposes (source tokens, prefix, encoder output, last verifier hidden states).
+plain greedy step. Drafters keep per-sentence state in ``state.extra`` (reset every sentence) and
+charge the time of their own sub-modules with ``state.charge(name, seconds)``. See
+:class:`fastdec.engine.loop.DecodeState` for what the state exposes (source tokens, prefix, encoder
+output, last verifier hidden states).
 
-Provided here:
-
-* :class:`NoDrafter` -- greedy decoding.
-* :class:`InputCopyDrafter` -- Input-guided Aggressive Decoding (IAD, Algorithm 1 of Ge et al.).
-* :class:`FixedTokensDrafter`, :class:`RandomDrafter`, :class:`NoisyOracleDrafter` -- for tests.
-
-Other drafters (GAD's NAT drafter, Blockwise heads) register themselves with
-:func:`register_drafter` so that ``make_drafter(name, ...)`` and the CLIs can build them by name.
+Provided here: :class:`NoDrafter` (greedy decoding) and :class:`InputCopyDrafter` (Input-guided
+Aggressive Decoding, IAD, Algorithm 1 of Ge et al.). Other drafters (GAD's NAT drafter, Blockwise heads)
+register themselves with :func:`register_drafter` so that ``make_drafter(name, ...)`` and the CLIs can
+build them by name.
 """
 from __future__ import annotations
 
-import random
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .acceptance import AcceptanceRule
     from .loop import DecodeState
 
-__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "FixedTokensDrafter", "RandomDrafter",
-           "NoisyOracleDrafter", "register_drafter", "make_drafter", "available_drafters"]
+__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters"]
 
 
-@runtime_checkable
-class Drafter(Protocol):
-    def propose(self, state: "DecodeState") -> Sequence[int]:  # pragma: no cover - protocol
-        ...
+class Drafter:
+    """Base class of the drafters (see the module docstring); the defaults do nothing."""
+
+    name = "drafter"
+
+    def check_acceptance(self, rule: "AcceptanceRule") -> None:
+        """Raise ``ValueError`` when this drafter cannot serve ``rule`` (e.g. Blockwise: ℓ > k)."""
+
+    def start(self, state: "DecodeState") -> None:
+        """Per-sentence setup, after the verifier encoded the source."""
+
+    def propose(self, state: "DecodeState") -> Sequence[int]:
+        """The next draft tokens (empty: a plain greedy step)."""
+        return []
 
 
-class NoDrafter:
+class NoDrafter(Drafter):
     """Proposes nothing: the loop degenerates to greedy decoding."""
 
     name = "greedy"
-
-    def propose(self, state: "DecodeState") -> List[int]:
-        return []
 
 
 _BOS_SENTINEL = -1  # BOS never collides with a real token (fairseq's BOS id equals EOS)
 
 
-class InputCopyDrafter:
+class InputCopyDrafter(Drafter):
     """IAD: draft by copying the source (Algorithm 1, Ge et al. 2022, Sec. 3.1).
 
     The source ``x = x_1 .. x_n EOS`` (as fairseq encodes it) is prefixed with a BOS that only
@@ -93,11 +95,11 @@ class InputCopyDrafter:
 
     def match(self, state: "DecodeState") -> Optional[int]:
         """End position ``i`` (in ``[BOS] + src``) of the unique longest suffix match, or None."""
-        if "iad_index" not in state.extra:
-            self.start(state)
-        index = state.extra["iad_index"]
         prefix = state.prefix
         out_len = len(prefix)
+        if out_len == 1:  # only the BOS: it matches the source's start whatever min_ngram (initial aggressive decoding)
+            return 0
+        index = state.extra["iad_index"]
         for n in range(min(self.max_ngram, out_len), self.min_ngram - 1, -1):
             if n == out_len:  # suffix reaches the BOS
                 key = (_BOS_SENTINEL,) + tuple(prefix[1:])
@@ -115,61 +117,6 @@ class InputCopyDrafter:
             return []
         xs = state.extra["iad_xs"]
         return xs[i + 1: i + 1 + state.max_draft]
-
-
-class FixedTokensDrafter:
-    """Proposes a fixed draft each iteration: ``drafts`` is a list (cycled) or ``fn(state) -> tokens``."""
-
-    name = "fixed"
-
-    def __init__(self, drafts):
-        self.drafts = drafts
-
-    def propose(self, state: "DecodeState"):
-        if callable(self.drafts):
-            return self.drafts(state)
-        if not self.drafts:
-            return []
-        return self.drafts[state.iteration % len(self.drafts)]
-
-
-class RandomDrafter:
-    """Arbitrary random drafts (any length in ``[0, max_tokens]``, any ids in ``[0, vocab)``): for tests."""
-
-    name = "random"
-
-    def __init__(self, vocab_size: int, max_tokens: int = 8, seed: int = 0, low: int = 0):
-        if vocab_size < 1 or max_tokens < 0:
-            raise ValueError("vocab_size must be >= 1 and max_tokens >= 0")
-        self.vocab_size, self.max_tokens, self.low = vocab_size, max_tokens, low
-        self.rng = random.Random(seed)
-
-    def propose(self, state: "DecodeState") -> List[int]:
-        k = self.rng.randint(0, self.max_tokens)
-        return [self.rng.randrange(self.low, self.vocab_size) for _ in range(k)]
-
-
-class NoisyOracleDrafter:
-    """Drafts a known continuation (e.g. the greedy output) with random corruptions: for tests.
-
-    ``reference`` is the full expected output ``o_1 .. o_m``; each iteration drafts up to
-    ``max_tokens`` of ``reference[j:]`` and replaces each token by a random id with probability ``noise``.
-    """
-
-    name = "noisy-oracle"
-
-    def __init__(self, reference: Sequence[int], vocab_size: int, noise: float = 0.2, max_tokens: int = 10,
-                 seed: int = 0, low: int = 4):
-        self.reference = list(reference)
-        self.vocab_size, self.noise, self.max_tokens, self.low = vocab_size, noise, max_tokens, low
-        self.rng = random.Random(seed)
-
-    def propose(self, state: "DecodeState") -> List[int]:
-        j = state.num_generated
-        k = self.rng.randint(0, self.max_tokens)
-        out = self.reference[j: j + k]
-        return [self.rng.randrange(self.low, self.vocab_size) if self.rng.random() < self.noise else t
-                for t in out]
 
 
 _REGISTRY: Dict[str, Callable[..., object]] = {}
@@ -201,7 +148,7 @@ def _accepts_context(factory) -> bool:
 
 
 def make_drafter(name: str, context: Optional[dict] = None, **kwargs):
-    """Build a registered drafter by name (``greedy``/``none``, ``iad``/``input-copy``, ``random``, ...).
+    """Build a registered drafter by name (``greedy``/``none``, ``iad``/``input-copy``, ...).
 
     Unknown names and bad keyword arguments raise ``ValueError``.
     """
@@ -225,10 +172,5 @@ def _iad_factory(max_ngram: int = 3, min_ngram: int = 1):
     return InputCopyDrafter(max_ngram=int(max_ngram), min_ngram=int(min_ngram))
 
 
-def _random_factory(vocab_size: int, max_tokens: int = 8, seed: int = 0):
-    return RandomDrafter(int(vocab_size), int(max_tokens), int(seed))
-
-
 register_drafter("greedy", _greedy_factory, "none")
 register_drafter("iad", _iad_factory, "input-copy")
-register_drafter("random", _random_factory)

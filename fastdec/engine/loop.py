@@ -6,7 +6,8 @@ EOS used as BOS, exactly like fairseq):
 1. **draft**   -- ``drafter.propose(state)`` returns ``k >= 0`` token ids for ``o_{j+1} .. o_{j+k}``;
 2. **verify**  -- the :class:`~fastdec.engine.verifier.Verifier` scores ``[o_j] + draft`` in ONE
    decoder pass (positions ``j .. j+k``); row ``i`` predicts ``o_{j+1+i}``;
-3. **accept**  -- the acceptance rule returns ``a`` (accepted draft tokens); the loop appends
+3. **accept**  -- the acceptance rule (:meth:`~fastdec.engine.acceptance.AcceptanceRule.accept_from_hidden`)
+   projects as many rows to the vocabulary as it needs and returns ``a`` (accepted draft tokens); the loop appends
    ``draft[:a]`` plus the verifier's own token of row ``a`` (the token at the bifurcation, or the
    "bonus" token after a fully accepted draft), so every iteration adds at least one token;
 4. the KV cache is rolled back to ``j + a + 1`` positions (``o_0 .. o_{j+a}``).
@@ -37,12 +38,13 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 import torch
 from torch import Tensor
 
-from .acceptance import accept_top1
+from .acceptance import AcceptanceRule, accept_top1
+from .drafters import Drafter
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
 __all__ = ["DecodeState", "DecodeResult", "draft_verify_accept", "decode_corpus", "compute_max_len",
-           "greedy_decode"]
+           "greedy_decode", "MaskedLogProbs", "truncate_draft"]
 
 
 def compute_max_len(src_len: int, max_len_a: float, max_len_b: int, max_decoder_positions: int) -> int:
@@ -72,6 +74,7 @@ class DecodeState:
     * ``max_draft`` -- drafts longer than this are truncated by the loop.
     * ``iteration``, ``last_drafted``, ``last_accepted`` -- bookkeeping of the previous iteration.
     * ``extra`` -- a free dict for drafter-private per-sentence state.
+    * ``time_modules`` -- the sentence's ``DecodeStats.time_modules``; drafters add to it with :meth:`charge`.
     """
 
     src_tokens: Tensor
@@ -91,6 +94,11 @@ class DecodeState:
     last_drafted: int = 0
     last_accepted: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
+    time_modules: Dict[str, float] = field(default_factory=dict)
+
+    def charge(self, module: str, seconds: float) -> None:
+        """Add ``seconds`` to the time of sub-module ``module`` (e.g. ``drafter_encoder``) of this sentence."""
+        self.time_modules[module] = self.time_modules.get(module, 0.0) + seconds
 
     @property
     def bos(self) -> int:
@@ -123,65 +131,69 @@ class DecodeResult:
         return t[:-1] if t and t[-1] == self.eos else t
 
 
-def _to_list(draft) -> List[int]:
-    if draft is None:
-        return []
+_NEG_INF = float("-inf")
+
+
+def truncate_draft(draft, max_draft: int, eos: int, pad: int, vocab_size: int) -> List[int]:
+    """A proposal as a list, cut to ``max_draft`` tokens, after its first EOS and before its first padding token."""
     if isinstance(draft, Tensor):
-        return draft.reshape(-1).tolist()
-    return [int(t) for t in draft]
+        draft = draft.reshape(-1)[:max_draft].tolist()
+    else:
+        draft = [int(t) for t in draft[:max_draft]]
+    for i, t in enumerate(draft):
+        if t == eos:
+            return draft[: i + 1]
+        if t == pad:
+            return draft[:i]
+        if t < 0 or t >= vocab_size:
+            raise ValueError(f"drafter proposed token id {t} outside the vocabulary [0, {vocab_size})")
+    return draft
 
 
-def _mask_log_probs(lp: Tensor, row0: int, j: int, r0: int, eos: int, pad: int, unk: int,
-                    unk_penalty: float) -> Tensor:
-    """fairseq's beam-1 constraints on log-prob rows ``row0 ..`` of one pass (in place): no padding, an optional
-    unknown-word penalty, no EOS as the first token (min_len 1), only EOS from step ``max_len`` on (row ``r0``)."""
-    neg_inf = float("-inf")
-    lp[:, pad] = neg_inf
-    if unk_penalty:
-        lp[:, unk] -= unk_penalty
-    if j == 0 and row0 == 0:
-        lp[0, eos] = neg_inf
-    first = max(r0 - row0, 0)
-    if first < lp.size(0):
-        lp[first:, :eos] = neg_inf
-        lp[first:, eos + 1:] = neg_inf
-    return lp
+class MaskedLogProbs:
+    """``rows(start, end)``: log-probabilities ``[end - start, V]`` of rows ``start .. end - 1`` of the verifier pass
+    given to :meth:`of` (fed at position ``j``: row ``i`` predicts ``o_{j+1+i}``) under fairseq's beam-1 constraints:
+    no padding, an optional unknown-word penalty, no EOS as the first token (min_len 1), only EOS from step ``max_len``
+    on. Rows are projected to the vocabulary only when asked for; built once per sentence (no per-pass closure)."""
 
+    __slots__ = ("verifier", "max_len", "unk_penalty", "hidden", "j")
 
-_LAZY_FIRST_CHUNK = 8
+    def __init__(self, verifier: Verifier, max_len: int, unk_penalty: float = 0.0):
+        self.verifier, self.max_len, self.unk_penalty = verifier, max_len, unk_penalty
+        self.hidden: Optional[Tensor] = None
+        self.j = 0
 
+    def of(self, hidden: Tensor, j: int) -> "MaskedLogProbs":
+        self.hidden, self.j = hidden, j
+        return self
 
-def _verify_exact_lazily(verifier: Verifier, hidden: Tensor, draft: List[int], j: int, r0: int,
-                         unk_penalty: float):
-    """Exact (top-1) acceptance with the vocabulary projection computed only as far as needed.
-
-    Rows are projected in chunks of 8, 16, 32 ... until a draft token differs from the verifier's choice; returns
-    ``(a, top1)`` with ``top1`` covering at least rows ``0 .. a``. Row-wise identical to projecting every row.
-    """
-    k = len(draft)
-    eos, pad, unk = verifier.eos, verifier.pad, verifier.unk
-    top1: List[int] = []
-    start, size = 0, _LAZY_FIRST_CHUNK
-    while True:
-        end = min(k + 1, start + size)
-        logits = verifier.output_layer(hidden[start:end])
-        if logits.dtype in (torch.float16, torch.bfloat16):
+    def __call__(self, start: int, end: int) -> Tensor:
+        ver, hidden, j = self.verifier, self.hidden, self.j
+        logits = ver.output_layer(hidden if start == 0 and end == hidden.size(0) else hidden[start:end])
+        if logits.dtype in (torch.float16, torch.bfloat16):  # fairseq upcasts half precision the same way
             logits = logits.float()
-        lp = _mask_log_probs(torch.log_softmax(logits, dim=-1), start, j, r0, eos, pad, unk, unk_penalty)
-        top1.extend(lp.argmax(dim=-1).tolist())
-        for i in range(start, min(end, k)):
-            if draft[i] != top1[i]:
-                return i, top1
-        if end == k + 1:
-            return k, top1
-        start, size = end, size * 2
+        lp = torch.log_softmax(logits, dim=-1)
+        lp[:, ver.pad] = _NEG_INF
+        if self.unk_penalty:
+            lp[:, ver.unk] -= self.unk_penalty
+        if j == 0 and start == 0:
+            lp[0, ver.eos] = _NEG_INF
+        first = max(self.max_len - j - start, 0)  # first row (of these) whose step >= max_len
+        if first < lp.size(0):
+            lp[first:, :ver.eos] = _NEG_INF
+            lp[first:, ver.eos + 1:] = _NEG_INF
+        return lp
+
+
+# on_iteration(state, draft, accepted, appended): after each iteration, state already updated
+IterationHook = Callable[[DecodeState, List[int], int, List[int]], None]
 
 
 def draft_verify_accept(
     verifier: Verifier,
     src_tokens,
-    drafter=None,
-    accept: Callable = accept_top1,
+    drafter: Optional[Drafter] = None,
+    accept: AcceptanceRule = accept_top1,
     *,
     max_len_a: float = 0.0,
     max_len_b: int = 200,
@@ -190,11 +202,14 @@ def draft_verify_accept(
     sent_id: Optional[int] = None,
     method: str = "",
     sync_timing: bool = True,
+    on_iteration: Optional[IterationHook] = None,
 ) -> DecodeResult:
     """Decode one sentence with the draft -> verify -> accept loop (see the module docstring).
 
     ``drafter=None`` means greedy decoding. ``accept`` is an acceptance rule from
-    :mod:`fastdec.engine.acceptance`. Returns the output tokens (ending with EOS) and a
+    :mod:`fastdec.engine.acceptance`. ``on_iteration(state, draft, accepted, appended)`` is called after every
+    iteration with the (truncated) draft, the number of accepted draft tokens and the tokens appended to
+    ``state.prefix`` (its time is charged to ``time_other``). Returns the output tokens (ending with EOS) and a
     :class:`DecodeStats`.
     """
     if max_draft_len is not None and (isinstance(max_draft_len, bool) or int(max_draft_len) < 0):
@@ -207,14 +222,10 @@ def draft_verify_accept(
     dev = verifier.device
     eos, pad, unk = verifier.eos, verifier.pad, verifier.unk
     V = verifier.vocab_size
-    needs_lp = getattr(accept, "needs_log_probs", True)
-    exact = getattr(accept, "exact_prefix", False) and not needs_lp
-    check_acceptance = getattr(drafter, "check_acceptance", None)
-    if check_acceptance is not None:  # e.g. Blockwise: minimum block size ℓ <= k
-        check_acceptance(accept)
+    if drafter is not None:
+        drafter.check_acceptance(accept)
 
-    stats = DecodeStats(id=sent_id, method=method or getattr(accept, "name", ""), src_len=src_tokens.numel(),
-                        device=str(dev))
+    stats = DecodeStats(id=sent_id, method=method or accept.name, src_len=src_tokens.numel(), device=str(dev))
     reset_peak_memory(dev)
     timer = ModuleTimer(stats, dev, sync=sync_timing)
     timer.start()
@@ -224,13 +235,14 @@ def draft_verify_accept(
         timer.lap("encoder")
         state = DecodeState(
             src_tokens=verifier.src_tokens_device, src_list=src_tokens.tolist(), prefix=[eos],
-            encoder_out=encoder_out, eos=eos, pad=pad, unk=unk, vocab_size=V, max_len=max_len)
-        start = getattr(drafter, "start", None)
-        if start is not None:
-            start(state)
+            encoder_out=encoder_out, eos=eos, pad=pad, unk=unk, vocab_size=V, max_len=max_len,
+            time_modules=stats.time_modules)
+        if drafter is not None:
+            drafter.start(state)
         timer.lap("drafter")
         prefix = state.prefix
         cap_draft = max_len if max_draft_len is None else int(max_draft_len)
+        rows = MaskedLogProbs(verifier, max_len, unk_penalty)
         drafted_log, accepted_log = stats.drafted, stats.accepted
         finished = False
         while not finished:
@@ -238,37 +250,14 @@ def draft_verify_accept(
             state.max_draft = min(max_len - j, cap_draft)
             # ---------------- draft
             if drafter is not None and state.max_draft > 0:
-                draft = _to_list(drafter.propose(state))
+                draft = truncate_draft(drafter.propose(state), state.max_draft, eos, pad, V)
                 timer.lap("drafter")
-                if len(draft) > state.max_draft:
-                    draft = draft[: state.max_draft]
-                for i, t in enumerate(draft):
-                    if t == eos:
-                        draft = draft[: i + 1]
-                        break
-                    if t == pad:
-                        draft = draft[:i]
-                        break
-                    if t < 0 or t >= V:
-                        raise ValueError(f"drafter proposed token id {t} outside the vocabulary [0, {V})")
             else:
                 draft = []
             k = len(draft)
-            # ---------------- verify
-            feed = torch.tensor([prefix[-1]] + draft, dtype=torch.long)
-            r0 = max_len - j  # first row whose step >= max_len: only EOS allowed
-            if exact and k:
-                # exact acceptance only needs the verifier's tokens up to the first mismatch: project the
-                # hidden states to the vocabulary in growing chunks and stop there (same tokens, less work)
-                out = verifier.forward(feed, need_logits=False)
-                a, top1 = _verify_exact_lazily(verifier, out.hidden, draft, j, r0, unk_penalty)
-                lp = None
-            else:
-                out = verifier.forward(feed)
-                lp = _mask_log_probs(out.log_probs, 0, j, r0, eos, pad, unk, unk_penalty)  # [k+1, V]
-                top1 = lp.argmax(dim=-1).tolist()
-                # ---------------- accept
-                a = accept(draft, top1, lp if needs_lp else None) if k else 0
+            # ---------------- verify (one decoder pass) and accept; the rule projects the rows it needs
+            out = verifier.forward(torch.tensor([prefix[-1]] + draft, dtype=torch.long), need_logits=False)
+            a, top1, lp = accept.accept_from_hidden(draft, rows.of(out.hidden, j))
             if a < 0 or a > k:
                 raise RuntimeError(f"acceptance rule returned {a} for a draft of {k} tokens")
             new = draft[:a]
@@ -283,11 +272,14 @@ def draft_verify_accept(
             state.iteration += 1
             state.hidden = out.hidden
             state.last_row = a
-            state.last_log_probs = lp[a] if needs_lp else None
+            state.last_log_probs = None if lp is None else lp[a]
             state.last_drafted, state.last_accepted = k, a
             drafted_log.append(k)
             accepted_log.append(a)
             timer.lap("verifier")
+            if on_iteration is not None:
+                on_iteration(state, draft, a, new)
+                timer.lap("other")
         stats.iterations = state.iteration
         tokens = prefix[1:]
         stats.out_len = len(tokens)
@@ -305,8 +297,8 @@ def greedy_decode(verifier: Verifier, src_tokens, **kwargs) -> DecodeResult:
 def decode_corpus(
     verifier: Verifier,
     sources: Iterable,
-    drafter_factory: Optional[Callable[[], Any]] = None,
-    accept: Callable = accept_top1,
+    drafter_factory: Optional[Callable[[], Drafter]] = None,
+    accept: AcceptanceRule = accept_top1,
     **kwargs,
 ) -> List[DecodeResult]:
     """Decode sentences one at a time (batch size 1); ``drafter_factory()`` builds the drafter once."""

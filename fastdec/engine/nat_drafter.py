@@ -11,7 +11,8 @@ The drafter is a ``nat_block_drafter`` checkpoint (``fastdec_fairseq``, trained 
 --criterion glat_block_loss`` on the verifier's Seq-KD data-bin). Per sentence it encodes the source ONCE with its
 own encoder (:meth:`NATDrafter.start`); each :meth:`NATDrafter.propose` feeds ``[BOS, o_1 .. o_j, <mask> * k]`` to
 its bidirectional decoder and returns the argmax of the ``k`` mask positions. The decoder has no cache (its
-self-attention is bidirectional, so every pass re-reads the whole prefix -- the "NAT decoder" cost of Table 7).
+self-attention is bidirectional, so every pass re-reads the whole prefix -- the "NAT decoder" cost of Table 7); it
+runs through the engine's own decoder forward (a :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``).
 
 Details that keep the engine's contract:
 
@@ -24,9 +25,9 @@ Details that keep the engine's contract:
 * the block size ``k`` defaults to the one the checkpoint was trained with (``--block-size``); ``k < 1`` or
   ``k > max_target_positions - 1`` is a ``ValueError``.
 
-Time and memory: the loop charges :meth:`start` and :meth:`propose` to its ``drafter`` module; the drafter also
-keeps its own split (``nat_encoder`` vs ``nat_decoder`` seconds, per sentence in ``state.extra["gad"]`` and
-cumulative in :attr:`NATDrafter.totals`) for the per-module profile (GAD paper, Table 7).
+Time: the loop charges :meth:`start` and :meth:`propose` to its ``drafter`` module; the drafter splits that time
+into ``drafter_encoder`` and ``drafter_decoder`` in ``DecodeStats.time_modules`` (``state.charge``) for the
+per-module profile (GAD paper, Table 7). :func:`drafter_alone_decode` decodes with the drafter alone.
 
 Usage::
 
@@ -43,12 +44,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
 
-from .drafters import register_drafter
+from .drafters import Drafter, register_drafter
+from .loop import DecodeResult, DecodeState, truncate_draft
+from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier, resolve_device_dtype
 
 logger = logging.getLogger(__name__)
@@ -77,20 +80,7 @@ def check_block_size(k, max_target_positions: Optional[int]) -> int:
     return k
 
 
-class _BidirectionalRunner(Verifier):
-    """The engine's plain-tensor decoder forward with NO causal mask: the NAT drafter's bidirectional decoder.
-
-    Every call feeds the whole ``[BOS, prefix, <mask> * k]`` from position 0 (the cache is reset first), so the
-    self-attention cache only ever holds the current input and the missing causal mask makes it bidirectional.
-    The encoder output and the per-layer encoder-attention keys/values are computed once per sentence by
-    :meth:`Verifier.start`.
-    """
-
-    def _attend(self, q, k, v, mask):
-        return super()._attend(q, k, v, None)
-
-
-class NATDrafter:
+class NATDrafter(Drafter):
     """Proposes the next ``k`` tokens with a ``nat_block_drafter`` model (see the module docstring).
 
     Args:
@@ -101,9 +91,9 @@ class NATDrafter:
         banned: further token ids never to propose (default: pad, ``<mask>``, BOS ``<s>``).
         device, dtype: where the drafter runs (default: where the model is).
         sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split.
-        fast: run the decoder through the engine's plain-tensor Transformer forward (the
-            :class:`~fastdec.engine.verifier.Verifier` code without the causal mask; numerically equal to
-            fairseq's, tested) instead of fairseq's module forward (slower at batch 1 on CPU).
+        fast: run the model through the engine's plain-tensor Transformer forward (a
+            :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``, numerically equal to fairseq's, tested)
+            instead of fairseq's module forward (slower at batch 1 on CPU).
     """
 
     name = "gad"
@@ -138,23 +128,18 @@ class NATDrafter:
             raise ValueError("every token of the drafter's vocabulary is banned")
         self.ban = ban.to(self.device)
         self.sync = sync_timing and self.device.type == "cuda"
-        self.runner = None
+        self.runner = None  # the bidirectional plain-tensor forward, or None: fairseq's module forward
         if fast:
             try:
-                self.runner = _BidirectionalRunner(self.model, device=self.device, dtype=self.dtype)
+                self.runner = Verifier(self.model, device=self.device, dtype=self.dtype, causal=False)
             except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
                 self.runner = None
-        self.totals = {"nat_encoder": 0.0, "nat_decoder": 0.0, "sentences": 0, "calls": 0}
         self._warned_long = False
 
-    # ------------------------------------------------------------------ timing helpers
     def _now(self) -> float:
-        if self.sync:
+        if self.sync:  # pending kernels belong to whoever launched them
             torch.cuda.synchronize(self.device)
         return time.perf_counter()
-
-    def reset_totals(self) -> None:
-        self.totals = {"nat_encoder": 0.0, "nat_decoder": 0.0, "sentences": 0, "calls": 0}
 
     # ------------------------------------------------------------------ engine protocol
     @torch.inference_mode()
@@ -167,31 +152,26 @@ class NATDrafter:
             raise ValueError(f"source has {src.numel()} tokens (incl. EOS) but the drafter's encoder supports at "
                              f"most {self.max_source_positions} positions")
         if self.runner is not None:
-            enc = self.runner.start(src)
-            return {"encoder_out": enc["encoder_out"], "_kv": (self.runner.enc_k, self.runner.enc_v)}
+            return self.runner.start(src)
         src = src.to(self.device).unsqueeze(0)
         return self.model.encoder(src, src_lengths=torch.tensor([src.size(1)], device=self.device))
 
     def start(self, state) -> None:
-        """Encode the source once per sentence (called by the loop after the verifier's encoder).
+        """Encode the source once per sentence (charged to ``drafter_encoder``).
 
         A source longer than the drafter's encoder positions (but not the verifier's) cannot be drafted: the
         sentence is decoded with empty drafts (plain greedy steps, still lossless) and a warning is logged once.
         """
         t0 = self._now()
-        if len(state.src_list) > self.max_source_positions:
-            if not self._warned_long:
-                logger.warning("source of %d tokens exceeds the drafter's %d encoder positions: decoding such "
-                               "sentences without drafts (greedy steps)", len(state.src_list),
-                               self.max_source_positions)
-                self._warned_long = True
-            enc = None
-        else:
+        enc = None
+        if len(state.src_list) <= self.max_source_positions:
             enc = self.encode(state.src_list)
-        dt = self._now() - t0
-        state.extra["gad"] = {"enc": enc, "nat_encoder": dt, "nat_decoder": 0.0, "calls": 0}
-        self.totals["nat_encoder"] += dt
-        self.totals["sentences"] += 1
+        elif not self._warned_long:
+            logger.warning("source of %d tokens exceeds the drafter's %d encoder positions: decoding such sentences "
+                           "without drafts (greedy steps)", len(state.src_list), self.max_source_positions)
+            self._warned_long = True
+        state.extra["nat_encoder_out"] = enc
+        state.charge("drafter_encoder", self._now() - t0)
 
     @torch.inference_mode()
     def block(self, encoder_out, prefix: List[int], k: Optional[int] = None,
@@ -206,15 +186,12 @@ class NATDrafter:
         if k < 1:
             empty = torch.empty(0, dtype=torch.long)
             return (empty, None) if return_log_probs else empty
-        if self.runner is not None and "_kv" in encoder_out:
-            r = self.runner
-            r.enc_k, r.enc_v = encoder_out["_kv"]  # this sentence's encoder keys/values
-            r.length = 0
-            out = r.forward(torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long), need_logits=False)
-            logits = r.output_layer(out.hidden[-k:])
+        inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
+        if self.runner is not None:
+            self.runner.restart(encoder_out)  # the whole input again, from position 0
+            logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
         else:
-            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long, device=self.device).unsqueeze(0)
-            logits = self.model.block_logits(encoder_out, inp, k)[0]
+            logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
         logits = logits.masked_fill(self.ban, float("-inf"))
         tokens = logits.argmax(-1)
         if return_log_probs:
@@ -223,51 +200,60 @@ class NATDrafter:
         return tokens
 
     def propose(self, state) -> Tensor:
-        info = state.extra.get("gad")
-        if info is None:  # start() was not called (e.g. a custom loop)
-            self.start(state)
-            info = state.extra["gad"]
-        if info["enc"] is None:
+        enc = state.extra["nat_encoder_out"]
+        if enc is None:
             return torch.empty(0, dtype=torch.long)
         t0 = self._now()
-        draft = self.block(info["enc"], state.prefix)
-        out = draft.cpu()
-        dt = self._now() - t0
-        info["nat_decoder"] += dt
-        info["calls"] += 1
-        self.totals["nat_decoder"] += dt
-        self.totals["calls"] += 1
-        return out
+        draft = self.block(enc, state.prefix).cpu()
+        state.charge("drafter_decoder", self._now() - t0)
+        return draft
 
     def __repr__(self) -> str:
         return f"NATDrafter(k={self.k}, trained_k={self.trained_k}, device={self.device}, dtype={self.dtype})"
 
 
 @torch.inference_mode()
-def drafter_alone_decode(drafter: NATDrafter, src_tokens, max_len: int) -> Tuple[List[int], int]:
+def drafter_alone_decode(drafter: NATDrafter, src_tokens, max_len: int, *, sync_timing: bool = True) -> DecodeResult:
     """The "NAT drafter" row of GAD Table 1: block after block, every drafted token is kept (no verifier).
 
-    Stops after the first EOS or once ``max_len`` tokens are generated (then EOS is appended, like the loop's
-    forced EOS). Returns ``(tokens ending with EOS, drafter passes)``.
+    Stops after the first EOS, once ``max_len`` tokens are generated or when the drafter's decoder positions run
+    out (then EOS is appended, like the loop's forced EOS). The tokens end with EOS; the stats count NAT decoder
+    passes as ``iterations``, the drafter's encoder as ``time_encoder`` and its decoder passes as ``time_drafter``
+    (``time_modules``: ``drafter_encoder``, ``drafter_decoder``).
     """
     if max_len < 1:
         raise ValueError(f"max_len must be >= 1, got {max_len}")
-    enc = drafter.encode(src_tokens)
-    prefix = [drafter.eos]
-    passes = 0
-    while True:
-        j = len(prefix) - 1
-        if j >= max_len:
-            return prefix[1:] + [drafter.eos], passes
-        block = drafter.block(enc, prefix).tolist()
+    src = torch.as_tensor(src_tokens, dtype=torch.long).reshape(-1)
+    if src.numel() > drafter.max_source_positions:  # no verifier to fall back on (NATDrafter.start would)
+        raise ValueError(f"source has {src.numel()} tokens (incl. EOS) but the drafter's encoder supports at most "
+                         f"{drafter.max_source_positions} positions")
+    eos = drafter.eos
+    stats = DecodeStats(method=f"nat_k{drafter.k}", src_len=src.numel(), device=str(drafter.device))
+    state = DecodeState(src_tokens=src, src_list=src.tolist(), prefix=[eos], encoder_out={}, eos=eos,
+                        pad=drafter.pad, unk=drafter.model.decoder.dictionary.unk(), vocab_size=drafter.ban.numel(),
+                        max_len=max_len, time_modules=stats.time_modules)
+    reset_peak_memory(drafter.device)
+    timer = ModuleTimer(stats, drafter.device, sync=sync_timing)
+    timer.start()
+    drafter.start(state)
+    timer.lap("encoder")
+    while state.num_generated < max_len:
+        state.max_draft = max_len - state.num_generated
+        block = truncate_draft(drafter.propose(state), state.max_draft, eos, drafter.pad, state.vocab_size)
         if not block:  # decoder positions exhausted
-            return prefix[1:] + [drafter.eos], passes
-        passes += 1
-        block = block[: max_len - j]
-        if drafter.eos in block:
-            block = block[: block.index(drafter.eos) + 1]
-            return prefix[1:] + block, passes
-        prefix.extend(block)
+            break
+        state.iteration += 1
+        state.prefix.extend(block)
+        if block[-1] == eos:
+            break
+    timer.lap("drafter")
+    tokens = state.output
+    if not tokens or tokens[-1] != eos:
+        tokens.append(eos)
+    stats.iterations, stats.out_len = state.iteration, len(tokens)
+    timer.stop()
+    stats.peak_mem_mb = peak_memory_mb(drafter.device)
+    return DecodeResult(tokens=tokens, stats=stats, eos=eos)
 
 
 # ---------------------------------------------------------------------- loading and registration

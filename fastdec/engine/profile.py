@@ -5,19 +5,22 @@ source at once, GAD k+1 tokens, Blockwise k. Its wall-clock speedup over greedy 
 ``tokens per iteration / (cost of a pass of that length / cost of a one-token pass)``. On a GPU a pass of
 k tokens costs about as much as a one-token pass (the papers' setting); on a CPU the cost grows with k
 once the weights stay in cache, i.e. for small models. :func:`verify_cost` measures that curve on a real
-verifier, so the benchmark tables can be read against it (``scripts/verify_cost.py``).
+verifier, so the benchmark tables can be read against it (``scripts/verify_cost.py``), or on a randomly
+initialised fairseq Transformer of a given size (:func:`build_random_transformer`, also the tests' tiny models).
 """
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
-from typing import Dict, List, Sequence
+from types import SimpleNamespace
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
 from .verifier import Verifier
 
-__all__ = ["verify_cost"]
+__all__ = ["verify_cost", "build_random_transformer", "build_dictionary"]
 
 
 def verify_cost(verifier: Verifier, src_tokens: torch.Tensor, ks: Sequence[int], *, prefix_len: int = 8,
@@ -63,3 +66,80 @@ def verify_cost(verifier: Verifier, src_tokens: torch.Tensor, ks: Sequence[int],
     for r in rows:
         r["cost_vs_k1"] = r["ms_per_pass"] / base if base else None
     return rows
+
+
+def build_dictionary(n_symbols: int = 40):
+    """A fairseq ``Dictionary`` with the 4 special symbols plus ``n_symbols`` words ``w0 .. w{n-1}``."""
+    from fairseq.data import Dictionary
+
+    d = Dictionary()
+    for i in range(n_symbols):
+        d.add_symbol(f"w{i}")
+    d.finalize(padding_factor=1)
+    return d
+
+
+def build_random_transformer(
+    dictionary=None,
+    *,
+    tgt_dictionary=None,
+    n_symbols: int = 40,
+    layers: int = 2,
+    embed_dim: int = 16,
+    heads: int = 2,
+    ffn_dim: int = 32,
+    normalize_before: bool = False,
+    learned_pos: bool = False,
+    share_all_embeddings: bool = False,
+    share_decoder_input_output_embed: bool = False,
+    layernorm_embedding: bool = False,
+    no_scale_embedding: bool = False,
+    activation_fn: str = "relu",
+    max_positions: int = 256,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+    init_std: Optional[float] = None,
+    **arch_overrides,
+):
+    """Build a randomly initialised fairseq ``TransformerModel`` (eval mode) and its dictionary.
+
+    ``init_std`` (optional) re-draws every weight matrix from N(0, init_std) to get sharper, less
+    repetitive random output distributions. ``arch_overrides`` are further fairseq transformer arguments
+    (e.g. ``decoder_output_dim``, ``no_decoder_final_norm``). Returns ``(model, src_dict, tgt_dict)``.
+    """
+    from fairseq.models.transformer import TransformerModel
+    from fairseq.models.transformer.transformer_legacy import base_architecture
+
+    src_dict = dictionary if dictionary is not None else build_dictionary(n_symbols)
+    tgt_dict = tgt_dictionary if tgt_dictionary is not None else src_dict
+    if share_all_embeddings and tgt_dict is not src_dict:
+        raise ValueError("share_all_embeddings needs a joined dictionary")
+    args = argparse.Namespace(
+        encoder_layers=layers, decoder_layers=layers,
+        encoder_embed_dim=embed_dim, decoder_embed_dim=embed_dim,
+        encoder_ffn_embed_dim=ffn_dim, decoder_ffn_embed_dim=ffn_dim,
+        encoder_attention_heads=heads, decoder_attention_heads=heads,
+        encoder_normalize_before=normalize_before, decoder_normalize_before=normalize_before,
+        encoder_learned_pos=learned_pos, decoder_learned_pos=learned_pos,
+        share_all_embeddings=share_all_embeddings,
+        share_decoder_input_output_embed=share_decoder_input_output_embed or share_all_embeddings,
+        layernorm_embedding=layernorm_embedding, no_scale_embedding=no_scale_embedding,
+        activation_fn=activation_fn,
+        max_source_positions=max_positions, max_target_positions=max_positions,
+        dropout=0.1, attention_dropout=0.1, activation_dropout=0.1,
+    )
+    for key, value in arch_overrides.items():
+        setattr(args, key, value)
+    base_architecture(args)
+    task = SimpleNamespace(source_dictionary=src_dict, target_dictionary=tgt_dict)
+    torch.manual_seed(seed)
+    model = TransformerModel.build_model(args, task)
+    if init_std is not None:
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if p.dim() >= 2:
+                    p.copy_(torch.randn(p.shape, generator=g) * init_std)
+    model = model.to(dtype)
+    model.eval()
+    return model, src_dict, tgt_dict

@@ -54,6 +54,9 @@ class DecodeStats:
     time_drafter: float = 0.0
     time_verifier: float = 0.0  # verifier pass + acceptance rule + bookkeeping
     time_other: float = 0.0
+    # seconds of sub-modules, charged by drafters through DecodeState.charge (e.g. GAD's drafter_encoder and
+    # drafter_decoder, both also inside time_drafter -- or time_encoder when a drafter decodes alone)
+    time_modules: Dict[str, float] = field(default_factory=dict)
     peak_mem_mb: float = 0.0
     device: str = "cpu"
 
@@ -108,7 +111,8 @@ def aggregate_stats(stats: Iterable[DecodeStats], **extra) -> Dict:
 
     Keys: ``n_sentences, total_time, sent_per_s, tokens_per_s, mean_time, iterations,
     mean_iterations, tokens, tokens_per_iteration, mean_accepted_per_iteration,
-    time_encoder/drafter/verifier/other, peak_mem_mb`` plus ``extra``.
+    time_encoder/drafter/verifier/other, peak_mem_mb``, ``time_<sub-module>`` per key of
+    ``DecodeStats.time_modules``, plus ``extra``.
     """
     stats = list(stats)
     n = len(stats)
@@ -131,6 +135,9 @@ def aggregate_stats(stats: Iterable[DecodeStats], **extra) -> Dict:
     }
     for m in MODULES:
         row["time_" + m] = sum(getattr(s, "time_" + m) for s in stats)
+    for s in stats:
+        for m, t in s.time_modules.items():
+            row["time_" + m] = row.get("time_" + m, 0.0) + t
     row.update(extra)
     return row
 

@@ -130,9 +130,12 @@ class Verifier:
     The model is moved to ``device``/``dtype`` in place (default: where it already is, in its current
     dtype) and put in eval mode. ``use_sdpa`` selects ``F.scaled_dot_product_attention`` (default on
     CUDA) instead of a plain matmul/softmax attention (default on CPU, faster for short blocks there).
+    ``causal=False`` drops the causal mask inside a block: the bidirectional decoder of GAD's NAT drafter, which
+    feeds its whole input from position 0 after :meth:`restart`.
     """
 
-    def __init__(self, model, *, device: Any = None, dtype: Any = None, use_sdpa: Optional[bool] = None):
+    def __init__(self, model, *, device: Any = None, dtype: Any = None, use_sdpa: Optional[bool] = None,
+                 causal: bool = True):
         p0 = next(model.parameters())
         self.device, self.dtype = resolve_device_dtype(p0.device if device is None else device,
                                                        p0.dtype if dtype is None else dtype)
@@ -181,6 +184,7 @@ class Verifier:
 
         self._pos_table = self._build_position_table(dec)
         self.use_sdpa = use_sdpa if use_sdpa is not None else (self.device.type == "cuda")
+        self.causal = causal
 
         # cache state
         self._cap = 0
@@ -290,17 +294,23 @@ class Verifier:
         self.check_source(src_tokens)
         src = src_tokens.to(self.device).unsqueeze(0)
         enc = self.encoder(src, src_lengths=torch.tensor([src.size(1)], device=self.device))
-        self.encoder_out = enc
         self.src_tokens = src_tokens
         self.src_tokens_device = src[0]
-        x = enc["encoder_out"][0][:, 0]  # [S, C_enc]
-        S = x.size(0)
-        kv = F.linear(x, self._enc_kv_w, self._enc_kv_b)  # [S, L*2*E]
-        kv = kv.view(S, self.num_layers, 2, self.num_heads, self.head_dim).permute(1, 2, 3, 0, 4)
-        kv = kv.contiguous()  # [L, 2, H, S, D]
-        self.enc_k, self.enc_v = kv[:, 0], kv[:, 1]
-        self.length = 0
+        self.restart(enc)
         return enc
+
+    def restart(self, encoder_out: Dict[str, List[Tensor]]) -> None:
+        """Empty the cache for a new pass over the sentence encoded in ``encoder_out`` (a :meth:`start` result);
+        its encoder-attention keys/values are projected again only when it is not the current sentence."""
+        if encoder_out is not self.encoder_out:
+            x = encoder_out["encoder_out"][0][:, 0]  # [S, C_enc]
+            S = x.size(0)
+            kv = F.linear(x, self._enc_kv_w, self._enc_kv_b)  # [S, L*2*E]
+            kv = kv.view(S, self.num_layers, 2, self.num_heads, self.head_dim).permute(1, 2, 3, 0, 4)
+            kv = kv.contiguous()  # [L, 2, H, S, D]
+            self.enc_k, self.enc_v = kv[:, 0], kv[:, 1]
+            self.encoder_out = encoder_out
+        self.length = 0
 
     def rollback(self, length: int) -> None:
         """Truncate the self-attention cache to its first ``length`` positions (O(1))."""
@@ -334,7 +344,7 @@ class Verifier:
         if self.ln_emb is not None:
             x = _apply_ln(x, self.ln_emb)
 
-        mask = self._causal[t0:t1, :t1] if n > 1 else None
+        mask = self._causal[t0:t1, :t1] if n > 1 and self.causal else None
         nb = self.normalize_before
         for li, L in enumerate(self.layers):
             # --- self attention

@@ -12,7 +12,7 @@ tokens were accepted and what was appended. :func:`format_trace` renders the pap
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Sequence
 
 __all__ = ["Iteration", "Trace", "trace", "format_trace", "select_examples", "case_study_rows"]
 
@@ -31,45 +31,24 @@ class Trace:
     iterations: List[Iteration] = field(default_factory=list)
 
 
-class _TracingRule:
-    def __init__(self, rule, log: List[Iteration], eos: int):
-        self.rule, self.log, self.eos = rule, log, eos
-        self.inner_needs = getattr(rule, "needs_log_probs", True)
-        self.needs_log_probs = self.inner_needs
-        self.name = getattr(rule, "name", "rule")
-
-    def __call__(self, draft, top1, log_probs=None):
-        a = self.rule(draft, top1, log_probs if self.inner_needs else None)
-        new = list(draft[:a]) + [top1[a]]
-        if self.eos in new:
-            new = new[: new.index(self.eos) + 1]
-        self.log.append(Iteration(list(draft), list(top1[: len(draft) + 1]), int(a), new))
-        return a
-
-
 def trace(verifier, src, drafter, rule, *, max_len_a: float, max_len_b: int) -> Trace:
     """Decode ``src`` with the draft -> verify -> accept loop, recording every iteration (see module doc).
 
     Iterations with an empty draft (a plain greedy step) are recorded with ``draft=[]``.
     """
-    from fastdec.engine.loop import draft_verify_accept
+    from fastdec.engine.loop import MaskedLogProbs, draft_verify_accept
 
-    log: List[Iteration] = []
-    traced = _TracingRule(rule, log, verifier.eos)
-    res = draft_verify_accept(verifier, src, drafter, traced, max_len_a=max_len_a, max_len_b=max_len_b)
-    # the loop does not call the rule for an empty draft: fill those iterations in from the stats
     its: List[Iteration] = []
-    it_log = iter(log)
-    pos = 0
-    out = res.tokens
-    for k in res.stats.drafted:
-        if k:
-            its.append(next(it_log))
-            pos += len(its[-1].appended)
-        else:
-            its.append(Iteration([], [out[pos]], 0, [out[pos]]))
-            pos += 1
-    return Trace(tokens=list(out), iterations=its)
+
+    def record(state, draft, accepted, appended):
+        # the verifier's top-1 at every fed row, also past the bifurcation (the exact rule stops projecting there)
+        j = state.num_generated - len(appended)
+        lp = MaskedLogProbs(verifier, state.max_len).of(state.hidden, j)(0, len(draft) + 1)
+        its.append(Iteration(list(draft), lp.argmax(dim=-1).tolist(), accepted, list(appended)))
+
+    res = draft_verify_accept(verifier, src, drafter, rule, max_len_a=max_len_a, max_len_b=max_len_b,
+                              on_iteration=record)
+    return Trace(tokens=list(res.tokens), iterations=its)
 
 
 def _tok(symbol: Callable[[int], str], t: int, eos: int) -> str:

@@ -1,6 +1,6 @@
-"""GAD paper, Table 8: peak memory of each decoding system, each measured in a FRESH process.
+"""GAD paper, Table 8: peak memory of each decoding method, each measured in a FRESH process.
 
-A process' peak resident set size only grows, so comparing systems inside one process says nothing. Each system
+A process' peak resident set size only grows, so comparing methods inside one process says nothing. Each method
 is therefore decoded in its own child process (``scripts/gad_memory.py --child``) which reports:
 
 * CPU: ``after_load_mb`` = resident memory once the models are loaded (``VmRSS``); the kernel's high-water mark
@@ -10,7 +10,7 @@ is therefore decoded in its own child process (``scripts/gad_memory.py --child``
 * CUDA: ``torch.cuda.memory_allocated`` after loading and ``max_memory_allocated`` during decoding (the paper
   reports the GPU's total utilisation, including the CUDA context; ours counts tensors only).
 
-``weights_mb`` is the size of the parameters of the models the system needs (verifier, plus drafter for GAD).
+``weights_mb`` is the size of the parameters of the models the method needs (verifier, plus drafter for GAD).
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def param_mb(*models) -> float:
     return total / 2**20
 
 
-def child_result(system: str, device, load: Callable[[], tuple], decode: Callable[[], int]) -> Dict:
+def child_result(method: str, device, load: Callable[[], tuple], decode: Callable[[], int]) -> Dict:
     """Run in the child: ``load() -> (models...)``, then ``decode() -> sentences``; returns the measurement dict."""
     import gc
 
@@ -94,15 +94,15 @@ def child_result(system: str, device, load: Callable[[], tuple], decode: Callabl
         if after is None:
             after = float("nan")
         measure = "peak RSS during decoding (VmHWM after reset)" if ok else "peak RSS of the process (ru_maxrss)"
-    return {"system": system, "device": str(device), "after_load_mb": after, "peak_mb": peak,
+    return {"method": method, "device": str(device), "after_load_mb": after, "peak_mb": peak,
             "weights_mb": param_mb(*models), "measure": measure, "sentences": n}
 
 
-def measure_all(systems: Sequence[str], child_argv: Callable[[str], List[str]],
+def measure_all(methods: Sequence[str], child_argv: Callable[[str], List[str]],
                 env: Optional[dict] = None) -> List[Dict]:
-    """Run ``child_argv(system)`` for each system in a fresh process; each prints its JSON result last."""
+    """Run ``child_argv(method)`` for each method in a fresh process; each prints its JSON result last."""
     out = []
-    for s in systems:
+    for s in methods:
         proc = subprocess.run(child_argv(s), capture_output=True, text=True, env=env or dict(os.environ))
         if proc.returncode != 0:
             raise RuntimeError(f"memory measurement of {s} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -1,9 +1,6 @@
-"""Per-sentence analysis of one GEC benchmark run (scripts/benchmark_decoding.py outputs).
-
-Inputs are the files the benchmark writes for each method label (``greedy``, ``iad``, ``fairseq-beam5``, ...):
-``<stats-prefix>.<label>.jsonl`` (one JSON object per sentence: ``id``, ``n_tokens`` = output tokens incl. the
-final EOS, ``time`` in seconds, and for engine methods ``iterations`` and the per-iteration ``drafted`` /
-``accepted`` draft lengths) and ``<hyp-prefix>.<label>.txt`` (BPE'd hypotheses, one per line).
+"""Per-sentence analysis of one GEC benchmark run (a ``fastdec bench`` run, :mod:`fastdec.bench.results`): the
+records of the engine's ``greedy`` and of ``iad`` (time, output tokens ending with EOS, per-iteration ``drafted`` /
+``accepted`` draft lengths) and IAD's BPE'd hypotheses.
 
 * speedup of a sentence = its engine-greedy time / its IAD time (the paper's Figure 5 and Table 2: "speedup
   over greedy decoding");
@@ -18,42 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
-from fastdec.report.tables import read_jsonl
+from fastdec.text import remove_bpe
 
-__all__ = ["SentenceRow", "read_stats", "read_lines", "remove_bpe", "levenshtein", "edit_ratio", "iad_blocks",
-           "per_sentence", "spearman", "AnalysisError"]
+__all__ = ["SentenceRow", "levenshtein", "edit_ratio", "iad_blocks", "per_sentence", "spearman", "AnalysisError"]
 
 
 class AnalysisError(ValueError):
     pass
-
-
-def read_lines(path) -> list[str]:
-    with open(path, encoding="utf-8", newline="\n") as f:
-        text = f.read()
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def read_stats(path) -> list[dict]:
-    """Per-sentence JSONL stats, ordered by ``id``."""
-    try:
-        rows = read_jsonl(path)
-    except ValueError as e:
-        raise AnalysisError(str(e)) from None
-    rows.sort(key=lambda r: r.get("id", 0))
-    return rows
-
-
-def remove_bpe(line: str, marker: str = "@@") -> str:
-    """subword-nmt BPE -> words (fairseq's ``--remove-bpe``: drop ``"@@ "`` and a trailing ``"@@"``)."""
-    s = (line + " ").replace(marker + " ", "").rstrip()
-    return " ".join(s.split())
 
 
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
@@ -99,7 +69,7 @@ def iad_blocks(tokens: Sequence[str], accepted: Sequence[int], drafted: Sequence
         pos += take
         if chunk:
             blocks.append({"tokens": chunk, "parallel": int(a) > 0, "iteration": i,
-                           "drafted": int(drafted[i]) if drafted is not None else None})
+                           "drafted": int(drafted[i]) if drafted else None})
     if pos != total:
         return None
     return blocks
@@ -117,36 +87,26 @@ class SentenceRow:
     speedup: float
     iterations: int
     out_tokens: int             # BPE tokens incl. EOS
-    identical: bool             # IAD tokens == engine greedy tokens (from the hypothesis text)
+    identical: bool             # IAD tokens == engine greedy tokens
     blocks: list | None = field(default=None, repr=False)
 
-    def as_dict(self) -> dict:
-        return {"id": self.id, "src_words": self.src_words, "edit_ratio": round(self.edit_ratio, 4),
-                "greedy_ms": round(1000 * self.greedy_time, 3), "iad_ms": round(1000 * self.iad_time, 3),
-                "speedup": round(self.speedup, 3), "iterations": self.iterations, "out_tokens": self.out_tokens,
-                "identical_to_greedy": self.identical, "source": self.source, "output": self.output}
 
-
-def per_sentence(sources: Sequence[str], greedy_stats: Sequence[dict], iad_stats: Sequence[dict],
-                 greedy_hyps: Sequence[str], iad_hyps: Sequence[str]) -> list[SentenceRow]:
-    """Join the benchmark's per-sentence files of engine greedy and IAD (``sources`` = tokenised words)."""
+def per_sentence(sources: Sequence[str], greedy: Sequence, iad: Sequence, iad_hyps: Sequence[str]) -> list[SentenceRow]:
+    """Join the run's records (:class:`fastdec.bench.results.Record`) of engine greedy and IAD with IAD's BPE'd
+    hypotheses (``sources`` = the benchmark sentences, tokenised words)."""
     n = len(sources)
-    for name, seq in (("greedy stats", greedy_stats), ("IAD stats", iad_stats), ("greedy hypotheses", greedy_hyps),
-                      ("IAD hypotheses", iad_hyps)):
+    for name, seq in (("greedy records", greedy), ("IAD records", iad), ("IAD hypotheses", iad_hyps)):
         if len(seq) != n:
             raise AnalysisError(f"{name}: {len(seq)} entries for {n} benchmark sentences")
     rows = []
-    for i in range(n):
-        g, d = greedy_stats[i], iad_stats[i]
-        toks = iad_hyps[i].split()
-        out = remove_bpe(iad_hyps[i])
-        gt, it = float(g["time"]), float(d["time"])
+    for i, (g, d, hyp) in enumerate(zip(greedy, iad, iad_hyps)):
+        toks, out = hyp.split(), remove_bpe(hyp)
         rows.append(SentenceRow(
             id=i, source=sources[i], output=out, src_words=len(sources[i].split()),
-            edit_ratio=edit_ratio(sources[i], out), greedy_time=gt, iad_time=it,
-            speedup=gt / it if it > 0 else math.nan, iterations=int(d.get("iterations", 0)),
-            out_tokens=int(d.get("n_tokens", len(toks) + 1)), identical=iad_hyps[i] == greedy_hyps[i],
-            blocks=iad_blocks(toks, d.get("accepted", []), d.get("drafted"), d.get("n_tokens"))))
+            edit_ratio=edit_ratio(sources[i], out), greedy_time=g.time, iad_time=d.time,
+            speedup=g.time / d.time if d.time > 0 else math.nan, iterations=d.iterations,
+            out_tokens=len(d.tokens), identical=d.tokens == g.tokens,
+            blocks=iad_blocks(toks, d.accepted, d.drafted, len(d.tokens))))
     return rows
 
 
@@ -174,14 +134,3 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     vx = sum((a - mx) ** 2 for a in rx)
     vy = sum((b - my) ** 2 for b in ry)
     return cov / math.sqrt(vx * vy) if vx > 0 and vy > 0 else math.nan
-
-
-def write_per_sentence(rows: Sequence[SentenceRow], path) -> None:
-    import csv
-
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].as_dict()) if rows else ["id"])
-        w.writeheader()
-        for r in rows:
-            w.writerow(r.as_dict())

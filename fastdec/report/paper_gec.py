@@ -10,7 +10,7 @@ Table 1, Table 2 and Figure 5 are measured on CoNLL-2013 (1,381 sentences), Tabl
 PAPER = "Ge et al. 2022 (IAD)"
 
 # Table 1: total latency (s) over CoNLL-13, speedup over beam 5, MaxMatch P/R/F0.5. Keys are our system keys
-# (see fastdec.gec.tables.SYSTEMS); the engine's own greedy has no row in the paper.
+# (see fastdec.gec.tables.system); the engine's own greedy has no row in the paper.
 IAD_TABLE1 = {
     "fairseq-beam": {"label": "Transformer-big (beam=5)", "latency_s": 440, "speedup": 1.0,
                      "p": 53.84, "r": 18.00, "f05": 38.50},

@@ -23,9 +23,8 @@ if str(REPO) not in sys.path:
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 torch.set_num_threads(1)
 
-from fastdec.blockwise.decoding import (Setting, block_metrics, blockwise_decode, make_rule,  # noqa: E402
-                                        parse_setting)
-from fastdec.blockwise.testing import build_random_blockwise  # noqa: E402
+from fastdec.blockwise.decoding import blockwise_decode  # noqa: E402
+from helpers.models import build_random_blockwise  # noqa: E402
 from fastdec.engine import Verifier, greedy_decode, make_drafter  # noqa: E402
 from fastdec.engine.blockwise_drafter import BlockwiseDrafter, check_blockwise_settings  # noqa: E402
 
@@ -166,18 +165,6 @@ def test_perfect_heads_give_blocks_of_k():
     assert res.tokens == greedy.tokens
     # 21 tokens: 1 (first call) + 20 in blocks of k = 4 -> 1 + 5 calls (the forced EOS ends the last block)
     assert res.stats.iterations == 1 + 5
-    metrics = block_metrics([res.stats])
-    assert metrics["mean_block"] == pytest.approx(20 / 5)
-    assert metrics["decoder_calls"] == 6
-
-
-def test_block_metrics_greedy_is_one():
-    m, d, ver = model(0)
-    stats = [greedy_decode(ver, torch.tensor([5 + i, 6, d.eos()]), max_len_a=0, max_len_b=8).stats
-             for i in range(3)]
-    got = block_metrics(stats)
-    assert got["mean_block"] == 1.0 and got["tokens_per_call"] == 1.0
-    assert block_metrics([s.to_dict() for s in stats]) == got
 
 
 def test_registered_and_built_through_make_drafter():
@@ -194,7 +181,7 @@ def test_registered_and_built_through_make_drafter():
 
 
 def test_plain_transformer_is_rejected():
-    from fastdec.engine.testing import build_random_transformer
+    from fastdec.engine.profile import build_random_transformer
 
     plain, _, _ = build_random_transformer(n_symbols=10, layers=1, embed_dim=8, ffn_dim=8)
     with pytest.raises(ValueError, match="combined scoring/proposal model"):
@@ -218,19 +205,6 @@ def test_bad_settings(k, topk, ell, msg):
         with pytest.raises(ValueError, match=msg):
             blockwise_decode(ver, torch.tensor([5, d.eos()]), min(k, 4), topk=topk, min_block=ell,
                              max_len_b=5)
-
-
-def test_setting_labels():
-    assert parse_setting("k4") == Setting(4)
-    assert parse_setting("K8-top2") == Setting(8, 2)
-    assert parse_setting("k8-min3") == Setting(8, 1, 3)
-    assert parse_setting("k8-top3-min2").label == "k8-top3-min2"
-    assert Setting(4).exact and not Setting(4, 2).exact
-    for bad in ("4", "k", "k0", "k2-min3", "k4-top0", "k4-foo"):
-        with pytest.raises(ValueError):
-            parse_setting(bad)
-    assert getattr(make_rule(1, 1), "name") == "top1"
-    assert "minblock2" in make_rule(2, 2).name
 
 
 @pytest.mark.parametrize("idx", [0, 1, 2, 3])

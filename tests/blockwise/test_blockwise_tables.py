@@ -1,5 +1,5 @@
-"""Blockwise track: tables/figures from synthetic eval results, workflow helpers, config sections, and the CLIs
-(blockwise_eval.py, engine_decode.py with --drafter-module, blockwise_tables.py) on a real fairseq checkpoint."""
+"""Blockwise track on the common experiment layer: its runs and methods (fastdec.tracks.blockwise), its tables and
+figures from synthetic run directories in the results schema, and ``fastdec bench`` on a real tiny blockwise model."""
 import copy
 import json
 import os
@@ -18,206 +18,276 @@ for p in (REPO, REPO / "scripts"):
         sys.path.insert(0, str(p))
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
+from fastdec.bench.methods import parse_methods  # noqa: E402
+from fastdec.bench.results import Record, read_run, write_run  # noqa: E402
 from fastdec.blockwise import tables as T  # noqa: E402
-from fastdec.blockwise import workflow as W  # noqa: E402
+from fastdec.cli import main as fastdec  # noqa: E402
 from fastdec.report import paper_blockwise as P  # noqa: E402
+from fastdec.tracks import blockwise as B  # noqa: E402
+from fastdec.workflow import blockwise as W  # noqa: E402
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "blockwise.schema.yaml")
 
 
-# ------------------------------------------------------------------------------------------- synthetic inputs
-def _res(label, bleu, block, ident=100.0, speed=1.0, ms=10.0, **extra):
-    return {"label": label, "bleu": bleu, "mean_block": block, "identical_pct": ident, "speedup_vs_greedy": speed,
-            "ms_per_sentence": ms, "n_sentences": 50, "tokens_per_call": block and block * 0.8, **extra}
+def _config(tmp_path=None, gad=True, **bw):
+    section = {"block_sizes": [4, 2], "share_heads": True, "train": {"max_update": 10, "max_tokens": 100, "lr": 0.1},
+               "decode": {"topk": [2], "min_block_sizes": [2], "head_precision": "int8", "test_sentences": 4}, **bw}
+    return {"experiment": "toy", "device": "cpu", "data": {"src_lang": "en", "tgt_lang": "de"},
+            "decode": {"beam": 5, "max_len_a": 1.2, "max_len_b": 10}, "tracks": {"blockwise": True, "gad": gad},
+            "blockwise": section}
 
 
-def _doc(tmp_path, variant, trained_k, split, results, precision="int8"):
-    path = tmp_path / f"{split}_{variant}_k{trained_k}.json"
-    path.write_text(json.dumps({"variant": variant, "split": split, "trained_block_size": trained_k,
-                                "head_precision": precision, "results": results}))
-    return str(path)
-
-
-@pytest.fixture()
-def evals(tmp_path):
-    paths = []
-    # shared-heads models (K = 4) for every variant; for "regular" also a model trained for exactly k = 2
-    for v, base in (("regular", 20.0), ("distill", 21.0), ("finetune", 19.0), ("both", 20.5)):
-        res = [_res("greedy", base, 1.0), _res("k2", base, 1.5 + (v == "both")), _res("k4", base, 1.7 + (v == "both"),
-                                                                                     speed=1.3)]
-        if v == "both":
-            res += [_res("k2-top2", base - 0.2, 2.0, ident=80.0), _res("k4-top2", base - 0.5, 3.0, ident=60.0),
-                    _res("k4-min2", base - 2.0, 2.9, ident=30.0)]
-        paths.append(_doc(tmp_path, v, 4, "valid", res))
-    paths.append(_doc(tmp_path, "regular", 2, "valid", [_res("greedy", 20.0, 1.0), _res("k2", 20.0, 1.66)]))
-    test = [_res("greedy", 22.0, 1.0, speedup_vs_beam5=2.0),
-            _res("k2", 22.0, 1.9, speed=1.4, speedup_vs_beam5=2.8),
-            _res("k4", 22.0, 2.6, speed=1.9, speedup_vs_beam5=3.8),
-            _res("k4-float", 22.0, 2.6, speed=1.2, speedup_vs_beam5=2.4),
-            {**_res("fairseq-beam5", 22.5, None, ident=40.0, speed=0.5, speedup_vs_beam5=1.0)}]
-    paths.append(_doc(tmp_path, "both", 4, "test", test))
-    return T.load_evals(paths)
-
-
-def test_table1_cells_and_selection(evals):
-    t1 = T.table1(evals, [2, 4])
-    assert list(t1["k"]) == [1, 2, 4]
-    row1 = t1.set_index("k").loc[1]
-    assert row1["Regular"] == "20.00 / 1.00" and row1["Distillation"] == "21.00 / 1.00"
-    assert pd.isna(row1["Fine Tuning"]) and pd.isna(row1["Both"])
-    assert row1["paper Regular"] == "26.00 / 1.00"
-    row2 = t1.set_index("k").loc[2]
-    # the model trained for exactly k = 2 wins over the shared K = 4 model
-    assert row2["Regular"] == "20.00 / 1.66"
-    assert row2["Both"] == "20.50 / 2.50" and row2["paper Both"] == "26.58 / 1.88"
-    assert row2["identical to greedy p_1 (min %)"] == 100.0
-    assert t1.set_index("k").loc[4]["Fine Tuning"] == "19.00 / 1.70"
-
-
-def test_approx_minblock_figure4_table4(evals):
-    ap = T.approx_table(evals, [2, 3]).set_index("k")
-    assert ap.loc[4, "top-2"] == "20.00 / 3.00 (60%)"
-    assert ap.loc[4, "paper top-2"] == "26.22 / 3.47" and ap.loc[2, "paper top-3"] == "26.41 / 1.93"
-    assert pd.isna(ap.loc[4, "top-3"]) and ap.loc[4, "exact"] == "20.50 / 2.70 (100%)"
-    mb = T.min_block_table(evals, [2, 3]).set_index("k")
-    assert mb.loc[4, "min block ℓ=2"] == "18.50 / 2.90 (30%)" and pd.isna(mb.loc[2, "min block ℓ=3"])
-    assert mb.loc[4, "paper"] == P.MIN_BLOCK_NOTE
-    f4 = T.figure4_table(evals).set_index("k")
-    assert f4.loc[4, "speedup_vs_greedy"] == 1.3 and f4.loc[4, "mean_block"] == 2.7
-    assert f4.loc[8, "paper_speedup"] == 3.31 and pd.isna(f4.loc[8, "mean_block"])
-    t4 = T.table4(evals)
-    assert t4.iloc[0]["system"] == "fairseq beam 5" and t4.iloc[0]["bleu"] == 22.5
-    assert t4.iloc[1]["paper_bleu"] == 29.11 and t4.iloc[1]["speedup_vs_fairseq_beam5"] == 2.0
-    k4 = t4[t4["system"] == "blockwise k=4"]
-    assert list(k4["heads"]) == ["int8", "float"]
-    assert k4.iloc[0]["paper_speedup"] == 2.69 and pd.isna(k4.iloc[1]["paper_speedup"])
-    assert k4.iloc[0]["speedup_vs_fairseq_beam5"] == 3.8
-
-
-def test_comparison_with_gad_summary(evals, tmp_path):
-    no_gad = T.comparison_table(evals, None)
-    assert [r for r in no_gad["track"]] == ["blockwise"] * 4
-    assert no_gad.iloc[2]["system"] == "Blockwise k=4 (int8 heads)"  # fastest exact setting first
-    gad = tmp_path / "summary.csv"
-    pd.DataFrame([
-        {"system": "at_b5", "label": "AT verifier (b=5)", "kind": "fairseq", "bleu": 23.0, "n_sentences": 50,
-         "total_time_s": 10.0, "speed_vs_at_b5": 1.0, "tokens_per_iteration": 1.0, "mean_latency_ms": 200.0},
-        {"system": "greedy", "label": "AT verifier (b=1, engine greedy)", "kind": "greedy", "bleu": 22.8,
-         "n_sentences": 50, "total_time_s": 5.0, "speed_vs_at_b5": 2.0, "tokens_per_iteration": 1.0},
-        {"system": "nat_k10", "label": "NAT drafter", "kind": "nat", "bleu": 10.0, "n_sentences": 50,
-         "total_time_s": 1.0},
-        {"system": "gad_k10", "label": "GAD (k=10)", "kind": "gad", "bleu": 22.8, "n_sentences": 50,
-         "total_time_s": 2.5, "speed_vs_at_b5": 4.0, "tokens_per_iteration": 3.0, "identical_to_greedy_pct": 100.0},
-    ]).to_csv(gad, index=False)
-    cmp = T.comparison_table(evals, str(gad)).set_index("system")
-    assert "NAT drafter" not in cmp.index
-    assert cmp.loc["GAD (k=10)", "speedup_vs_greedy"] == 2.0
-    assert cmp.loc["GAD (k=10)", "speedup_vs_fairseq_beam5"] == 4.0 and cmp.loc["GAD (k=10)", "track"] == "gad"
-    # with the per-sentence records, the GAD rows are recomputed on our first 50 sentences (of its 80)
-    sent = tmp_path / "sentences.jsonl"
-    with open(sent, "w") as f:
-        for i in range(80):
-            slow = 1.0 if i < 50 else 100.0  # sentences we did not decode must not count
-            for system, t, toks, it in (("at_b5", 0.2 * slow, [5, 6, 2], 3), ("greedy", 0.1 * slow, [5, 6, 2], 3),
-                                        ("gad_k10", 0.04 * slow, [5, 6, 2] if i % 2 else [5, 7, 2], 1)):
-                f.write(json.dumps({"system": system, "id": i, "tokens": toks, "time": t, "iterations": it,
-                                    "hyp": "t1 t2 t3 t4 t5"}) + "\n")
-    refs = ["t1 t2 t3 t4 t5"] * 80
-    cmp2 = T.comparison_table(evals, str(gad), gad_sentences=str(sent), refs=refs, lang="de").set_index("system")
-    g = cmp2.loc["GAD (k=10)"]
-    assert g["sentences"] == 50 and g["speedup_vs_fairseq_beam5"] == pytest.approx(5.0)
-    assert g["speedup_vs_greedy"] == pytest.approx(2.5) and g["tokens_per_call"] == pytest.approx(3.0)
-    assert g["identical_to_greedy_pct"] == pytest.approx(50.0) and g["bleu"] == pytest.approx(100.0)
-    assert pd.isna(cmp2.loc["AT verifier (b=5)", "tokens_per_call"])
-
-
-def test_plots(evals, tmp_path):
-    T.plot_table1(evals, str(tmp_path / "t1.png"), [2, 4], title="demo")
-    T.plot_figure4(T.figure4_table(evals), str(tmp_path / "f4.png"))
-    for name in ("t1.png", "f4.png"):
-        data = (tmp_path / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
-
-
-def test_tables_cli(evals, tmp_path):
-    import blockwise_tables
-
-    paths = sorted(set(evals["source"]))
-    valid = [p for p in paths if "/valid_" in p]
-    test = [p for p in paths if "/test_" in p]
-    out = tmp_path / "out"
-    rc = blockwise_tables.main(["--valid", *valid, "--test", *test, "--block-sizes", "2,4", "--topk", "2",
-                                "--min-block-sizes", "2", "--out-table1", str(out / "blockwise_table1.csv"),
-                                "--out-figure4", str(out / "blockwise_figure4.csv"),
-                                "--out-figure4-png", str(out / "f4.png"), "--out-table4", str(out / "t4.csv")])
-    assert rc == 0
-    assert pd.read_csv(out / "blockwise_figure4.csv")["k"].iloc[0] == "k=2"
-    assert (out / "f4.png").exists() and len(pd.read_csv(out / "t4.csv")) == 5
-    with pytest.raises(ValueError, match="no inputs"):
-        blockwise_tables.main(["--out-table1", str(out / "x.csv")])
-    with pytest.raises(ValueError, match="not found"):
-        blockwise_tables.main(["--valid", str(tmp_path / "missing.json")])
-
-
-# ------------------------------------------------------------------------------------------ workflow helpers
-def _section(name):
-    """The `blockwise:` section of config/<name>.yaml validated by the track's schema (defaults filled)."""
+# ------------------------------------------------------------------------------------------ runs and methods
+@pytest.mark.parametrize("name", ["config", "smoke", "wmt14_ende"])
+def test_config_sections_plan_runs(name):
     from snakemake.utils import validate
 
     cfg = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
-    if "blockwise" not in cfg:
-        pytest.skip(f"config/{name}.yaml has no blockwise section yet")
-    section = copy.deepcopy(cfg["blockwise"])
-    validate(section, str(REPO / "workflow" / "schemas" / "blockwise.schema.yaml"))
-    return cfg, section
+    validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    runs = B.bench_runs(cfg, "R")
+    items = B.table_items(cfg, "R")
+    assert set(B.runs(B.section(cfg))) == set(runs)
+    for run in runs.values():
+        parse_methods(run.methods)  # every method parses in the one grammar
+        assert run.checkpoint.startswith("R/blockwise/models/") and run.ref.startswith("R/data/raw/")
+    assert "blockwise/tables/blockwise_table1.csv" in items
+    if name == "wmt14_ende":  # the paper's grid: one model per k and variant
+        assert len(runs) == 4 * 5 + 5 and runs["blockwise/bench/valid/regular_k6"].methods == [
+            "greedy", "blockwise:k=6:precision=float"]
 
 
-@pytest.mark.parametrize("name", ["config", "smoke", "wmt14_ende"])
-def test_config_sections_validate(name):
-    cfg, bw = _section(name)
-    W.check_config(bw, cfg.get("device", "cpu"))
-    assert W.models(bw)
-    if name == "wmt14_ende":  # the paper's grid
-        assert sorted(bw["block_sizes"]) == [2, 4, 6, 8, 10] and not bw["share_heads"]
-        assert bw["variants"] == ["regular", "distill", "finetune", "both"]
+def test_methods_runs_and_items():
+    cfg = _config()
+    runs = B.bench_runs(cfg, "R")
+    assert sorted(runs) == ["blockwise/bench/test/both_k4"] + [f"blockwise/bench/valid/{v}_k4" for v in
+                                                                ("both", "distill", "finetune", "regular")]
+    assert runs["blockwise/bench/valid/regular_k4"].methods == [
+        "greedy", "blockwise:k=2:precision=int8", "blockwise:k=4:precision=int8"]
+    both = parse_methods(runs["blockwise/bench/valid/both_k4"].methods)
+    assert [m.label for m in both] == [
+        "greedy", "blockwise-k2-int8", "blockwise-k4-int8", "blockwise-k2-top2-int8", "blockwise-k4-top2-int8",
+        "blockwise-k2-min2-int8", "blockwise-k4-min2-int8"]
+    test = runs["blockwise/bench/test/both_k4"]
+    assert test.methods == ["fairseq:beam=5", "greedy", "blockwise:k=2:precision=int8", "blockwise:k=4:precision=int8",
+                            "blockwise:k=2:precision=float", "blockwise:k=4:precision=float"]
+    assert test.limit == 4 and test.src == "R/data/bpe/test.en" and test.lang == "de" and test.max_len_b == 10
+    assert test.dictionary == "R/data-bin/raw/dict.en.txt" and test.checkpoint == "R/blockwise/models/both_k4/model.pt"
+    # one model per k without shared heads; ℓ > k is skipped; no precision comparison on a GPU
+    per_k = B.bench_runs(_config(share_heads=False, decode={"min_block_sizes": [4], "head_precision": "float"}), "R")
+    assert per_k["blockwise/bench/valid/both_k2"].methods == ["greedy", "blockwise:k=2:precision=float",
+                                                              "blockwise:k=2:topk=2:precision=float",
+                                                              "blockwise:k=2:topk=3:precision=float"]
+    gpu = B.bench_runs({**_config(decode={"head_precision": "float"}), "device": "cuda"}, "R")
+    assert all("int8" not in m for m in gpu["blockwise/bench/test/both_k4"].methods)
+
+    items = B.table_items(cfg, "R")
+    assert [os.path.basename(p) for p in items] == [
+        "blockwise_table1.csv", "blockwise_table1_scatter.png", "blockwise_approx.csv", "blockwise_minblock.csv",
+        "blockwise_figure4.csv", "blockwise_figure4.png", "blockwise_table4.csv", "blockwise_vs_gad.csv"]
+    assert len(items["blockwise/tables/blockwise_table1.csv"].inputs) == 4
+    assert items["blockwise/tables/blockwise_approx.csv"].inputs == ["R/blockwise/bench/valid/both_k4/summary.csv"]
+    assert "R/gad/bench/test/sentences.jsonl" in items["blockwise/tables/blockwise_vs_gad.csv"].inputs
+    assert "blockwise/tables/blockwise_vs_gad.csv" not in B.table_items(_config(gad=False), "R")
+    only = B.table_items(_config(variants=["regular", "distill"]), "R")
+    assert {i.name for i in only.values()} == {"blockwise_table1", "blockwise_table1_scatter"}
 
 
-def test_workflow_helpers():
+def test_bad_config_sections_are_refused():
+    with pytest.raises(ValueError, match="CPU-only"):
+        B.bench_runs({**_config(), "device": "cuda"}, "R")
+    with pytest.raises(ValueError, match="must not exceed"):
+        B.bench_runs(_config(decode={"min_block_sizes": [9]}), "R")
+    with pytest.raises(ValueError, match="no `blockwise:` section"):
+        B.table_items({"tracks": {"blockwise": True}}, "R")
+    for bad in ({"block_sizes": [1]}, {"block_sizes": []}, {"decode": {"topk": [1]}}, {"variants": ["bogus"]},
+                {"unknown": 1}):
+        with pytest.raises(ValueError, match="config blockwise"):
+            B.section(_config(**bad))
+
+
+def test_training_helpers():
     from snakemake.utils import validate
 
-    bw = {"block_sizes": [4, 2, 8], "share_heads": True, "train": {"max_update": 10, "max_tokens": 100, "lr": 0.1},
-          "decode": {"topk": [2], "min_block_sizes": [2, 3], "head_precision": "int8"}}
-    validate(bw, str(REPO / "workflow" / "schemas" / "blockwise.schema.yaml"))
+    bw = copy.deepcopy(_config(block_sizes=[4, 2, 8])["blockwise"])
+    validate(bw, SCHEMA)
     assert W.train_block_sizes(bw) == [8] and len(W.models(bw)) == 4
-    assert W.valid_settings(bw, "regular", 8) == "k2,k4,k8"
-    assert W.valid_settings(bw, "both", 8) == "k2,k4,k8,k2-top2,k4-top2,k8-top2,k2-min2,k4-min2,k4-min3,k8-min2,k8-min3"
-    assert W.test_settings(bw, 8, "cpu") == "k2,k4,k8,k2-float,k4-float,k8-float"
+    assert B.decode_block_sizes(bw, 8) == [2, 4, 8] and B.decode_block_sizes({**bw, "share_heads": False}, 4) == [4]
     spec = W.train_spec(bw, "regular", "8", "base.pt")
     assert spec["arch"] == "blockwise_transformer_from_base"
     assert spec["extra_args"]["freeze-base"] is True and spec["extra_args"]["block-size"] == 8
     assert W.train_spec(bw, "both", 8, "b.pt")["extra_args"]["freeze-base"] is False
-    assert W.train_spec(bw, "both", 8, "b.pt")["lr"] == 0.1  # finetune_lr null: the same rate
     ft = {**bw, "train": {**bw["train"], "finetune_lr": 0.01}}
     assert W.train_spec(ft, "both", 8, "b.pt")["lr"] == 0.01 and W.train_spec(ft, "distill", 8, "b.pt")["lr"] == 0.1
-    capped = {**bw, "train": {**bw["train"], "stop_time_minutes": 3}}
-    assert W.train_spec(capped, "both", 8, "b.pt")["max_minutes"] == 3 and "max_minutes" not in spec
-    bw2 = {**bw, "share_heads": False}
-    assert W.train_block_sizes(bw2) == [2, 4, 8] and W.valid_settings(bw2, "regular", 4) == "k4"
-    with pytest.raises(ValueError, match="CPU-only"):
-        W.check_config(bw, "cuda")
-    bad = copy.deepcopy(bw)
-    bad["decode"]["min_block_sizes"] = [9]
-    with pytest.raises(ValueError, match="must not exceed"):
-        W.check_config(bad, "cpu")
-    outs = W.table_outputs(bw, "t")
-    assert "vs_gad" not in outs and "table4" in outs
-    assert "vs_gad" in W.table_outputs(bw, "t", ["gad.csv"])
-    assert set(W.table_outputs({**bw, "variants": ["regular"]}, "t")) == {"table1", "table1_png"}
-    for bad_cfg in ({**bw, "block_sizes": [1]}, {**bw, "block_sizes": []},
-                    {**bw, "decode": {"topk": [1]}}, {**bw, "variants": ["bogus"]}, {**bw, "unknown": 1}):
-        with pytest.raises(Exception):
-            validate(copy.deepcopy(bad_cfg), str(REPO / "workflow" / "schemas" / "blockwise.schema.yaml"))
 
 
-# --------------------------------------------------------------------------------- CLIs on a real checkpoint
+# ------------------------------------------------------------------------------------ tables on synthetic runs
+# Four test/valid sentences; greedy outputs (EOS = 2) of 5, 3, 6 and 4 tokens: 14 tokens after each first pass.
+GREEDY = [[5, 6, 7, 8, 2], [9, 10, 2], [5, 7, 9, 11, 13, 2], [6, 8, 10, 2]]
+# decoder passes per sentence -> mean accepted block size 14 / sum(iterations - 1)
+ITERS = {"greedy": [5, 3, 6, 4], 2: [3, 2, 4, 3], 4: [2, 2, 3, 2], "both2": [3, 2, 3, 2], "both4": [2, 2, 2, 2]}
+WORD = {i: f"w{i}" for i in range(3, 20)}
+
+
+def _decode(tokens):
+    return " ".join(WORD[t] for t in tokens if t != 2)
+
+
+def _records(label, times, iters, tokens=GREEDY, verifier=0.8, drafter=0.1):
+    return [Record(label, i, list(t), times[i], iters[i], time_verifier=verifier * times[i],
+                   time_drafter=drafter * times[i]) for i, t in enumerate(tokens)]
+
+
+def _write(path, specs, recs):
+    path.mkdir(parents=True, exist_ok=True)
+    write_run(str(path), parse_methods(specs), recs, _decode, refs=[_decode(t) for t in GREEDY] + ["w3 w4"] * 2,
+              lang="de")
+
+
+def _valid_run(path, variant):
+    bw = B.section(_config())
+    specs = B.methods(bw, "valid", variant, 4)
+    ms = parse_methods(specs)
+    both = variant == "both"
+    recs = {"greedy": _records("greedy", [0.1] * 4, ITERS["greedy"])}
+    for m in ms[1:]:
+        iters = ITERS[f"both{m.k}" if both else m.k]
+        tokens = GREEDY
+        if m.topk > 1 or m.min_block > 1:  # approximate: sentence 0 differs (and a longer block there)
+            tokens = [[5, 6, 7, 9, 2]] + GREEDY[1:]
+            iters = [1 + (m.min_block > 1)] + iters[1:]
+        recs[m.label] = _records(m.label, [0.1 - 0.01 * m.k - 0.005 * both] * 4, iters, tokens)
+    _write(path, specs, recs)
+
+
+def _test_run(path):
+    specs = B.methods(B.section(_config()), "test", "both", 4)
+    recs = {"fairseq-beam5": _records("fairseq-beam5", [0.3] * 4, [len(t) for t in GREEDY],
+                                      [GREEDY[0], GREEDY[1], [9, 2], GREEDY[3]]),
+            "greedy": _records("greedy", [0.1] * 4, ITERS["greedy"])}
+    for m in parse_methods(specs)[2:]:  # int8 heads are cheaper than float ones here
+        recs[m.label] = _records(m.label, [0.1 - 0.01 * m.k - 0.01 * (m.precision == "int8")] * 4, ITERS[f"both{m.k}"])
+    _write(path, specs, recs)
+
+
+def _gad_run(path):
+    """The GAD track's test run over 6 sentences; sentences 4 and 5 (which we did not decode) are very slow."""
+    specs = "fairseq:beam=5,fairseq:beam=1,greedy,nat:k=4,gad:k=4,gad:k=4:beta=3:tau=1"
+    slow = [1, 1, 1, 1, 100, 100]
+    out = GREEDY + [[3, 4, 2]] * 2
+    recs = {}
+    for m, t, iters in zip(parse_methods(specs), (0.4, 0.2, 0.1, 0.01, 0.04, 0.03), (5, 5, 5, 1, 1, 1)):
+        tokens = [[5, 5, 2]] + out[1:] if m.label in ("nat-k4", "gad-k4-top3-tau1") else out
+        recs[m.label] = [Record(m.label, i, tokens[i], t * slow[i], iters if m.kind != "fairseq" else len(tokens[i]))
+                         for i in range(6)]
+    _write(path, specs, recs)
+
+
+@pytest.fixture()
+def results(tmp_path):
+    R = tmp_path / "results" / "toy"
+    for v in P.VARIANTS:
+        _valid_run(R / f"blockwise/bench/valid/{v}_k4", v)
+    _test_run(R / "blockwise/bench/test/both_k4")
+    _gad_run(R / "gad/bench/test")
+    (R / "data/raw").mkdir(parents=True)
+    (R / "data/raw/test.de").write_text("\n".join([_decode(t) for t in GREEDY] + ["w3 w4"] * 2) + "\n")
+    return R
+
+
+def _table(R, name, ext="csv", config=None):
+    out = R / f"blockwise/tables/{name}.{ext}"
+    assert fastdec(["tables", "blockwise", name, "--config", json.dumps(config or _config()), "--results", str(R),
+                    "--output", str(out)]) == 0
+    return pd.read_csv(out) if ext == "csv" else out.read_bytes()
+
+
+def test_table1_and_scatter(results):
+    bleu = read_run(str(results / "blockwise/bench/valid/both_k4")).row("greedy")["bleu"]
+    assert bleu == 100.0
+    t1 = _table(results, "blockwise_table1").set_index("k")
+    assert list(t1.index) == [1, 2, 4]
+    assert t1.loc[1, "Regular"] == "100.00 / 1.00" and pd.isna(t1.loc[1, "Both"])
+    assert t1.loc[1, "paper Regular"] == "26.00 / 1.00"
+    # k̂ = 14 / 8 (k = 2) and 14 / 5 (k = 4) for the frozen variants; 14 / 6 and 14 / 4 for "both"
+    assert t1.loc[2, "Regular"] == "100.00 / 1.75" and t1.loc[4, "Fine Tuning"] == "100.00 / 2.80"
+    assert t1.loc[2, "Both"] == "100.00 / 2.33" and t1.loc[4, "Both"] == "100.00 / 3.50"
+    assert t1.loc[2, "paper Both"] == "26.58 / 1.88" and t1.loc[4, "identical to greedy p_1 (min %)"] == 100.0
+    png = _table(results, "blockwise_table1_scatter", "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_approx_and_min_block(results):
+    approx = read_run(str(results / "blockwise/bench/valid/both_k4")).row("blockwise-k4-top2-int8")
+    assert approx["identical_to_greedy_pct"] == 75.0 and 0 < approx["bleu"] < 100
+    ap = _table(results, "blockwise_approx").set_index("k")
+    # sentence 0 in one pass (no verification step): 10 tokens in 3 verification steps
+    assert ap.loc[4, "top-2"] == f"{approx['bleu']:.2f} / {10 / 3:.2f} (75%)"
+    assert ap.loc[4, "exact"] == "100.00 / 3.50 (100%)" and ap.loc[4, "paper top-2"] == "26.22 / 3.47"
+    assert "top-3" not in ap.columns and ap.loc[2, "paper exact"] == "26.58 / 1.88"
+    mb = _table(results, "blockwise_minblock").set_index("k")
+    assert mb.loc[4, "min block ℓ=2"] == f"{approx['bleu']:.2f} / {14 / 4:.2f} (75%)"
+    assert mb.loc[2, "paper"] == P.MIN_BLOCK_NOTE
+
+
+def test_figure4(results):
+    f4 = _table(results, "blockwise_figure4").set_index("k")
+    assert list(f4.index) == ["k=2", "k=4", "k=6", "k=8", "k=10"]
+    # greedy: 0.4 s in 18 passes; "both" k = 4: 0.055 s a sentence in 8 passes, verifier 80 %, heads 10 %
+    assert f4.loc["k=4", "speedup_vs_greedy"] == pytest.approx(0.1 / 0.055)
+    assert f4.loc["k=4", "tokens_per_iteration"] == pytest.approx(18 / 8)
+    assert f4.loc["k=4", "verify_ms_per_call"] == pytest.approx(1000 * 0.8 * 0.22 / 8)
+    assert f4.loc["k=4", "call_cost_vs_greedy_step"] == pytest.approx((0.9 * 0.22 / 8) / (0.8 * 0.4 / 18))
+    assert f4.loc["k=8", "paper_speedup"] == 3.31 and pd.isna(f4.loc["k=8", "mean_block"])
+    png = _table(results, "blockwise_figure4", "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table4(results):
+    t4 = _table(results, "blockwise_table4")
+    assert list(t4["system"][:2]) == ["fairseq beam 5", "greedy, k = 1 (p_1 of the blockwise model; paper: "
+                                                        "distilled Transformer)"]
+    assert t4.iloc[0]["identical_to_greedy_pct"] == 75.0 and t4.iloc[0]["bleu"] < 100
+    assert t4.iloc[1]["paper_bleu"] == 29.11 and t4.iloc[1]["speedup_vs_beam"] == pytest.approx(3.0)
+    k4 = t4[t4["system"] == "blockwise k=4"]
+    assert list(k4["heads"]) == ["int8", "float"]  # the config's precision first, the other beside it
+    assert k4.iloc[0]["paper_speedup"] == 2.69 and pd.isna(k4.iloc[1]["paper_speedup"])
+    assert k4.iloc[0]["speedup_vs_beam"] == pytest.approx(0.3 / 0.05)
+    assert k4.iloc[1]["speedup_vs_greedy"] == pytest.approx(0.1 / 0.06) and k4.iloc[0]["mean_block"] == 3.5
+    assert set(t4["n_sentences"]) == {4}
+
+
+def test_comparison_with_the_gad_run_on_our_sentences(results):
+    cmp = _table(results, "blockwise_vs_gad").set_index("system")
+    assert list(cmp.index) == ["AT fairseq beam 5 (blockwise model's p_1)", "AT greedy (blockwise model's p_1)",
+                               "Blockwise k=4 (int8 heads)", "Blockwise k=4 (float heads)", "fairseq-beam5",
+                               "fairseq-greedy", "greedy", "gad-k4", "gad-k4-top3-tau1"]
+    assert set(cmp["track"]) == {"blockwise", "gad"} and set(cmp["n_sentences"]) == {4}
+    gad = cmp.loc["gad-k4"]
+    # on the first 4 sentences only: beam 1.6 s, greedy 0.4 s, GAD 0.16 s; 18 tokens in 4 passes
+    assert gad["speedup_vs_beam"] == pytest.approx(10.0) and gad["speedup_vs_greedy"] == pytest.approx(2.5)
+    assert gad["tokens_per_iteration"] == pytest.approx(18 / 4) and gad["bleu"] == 100.0
+    assert cmp.loc["gad-k4-top3-tau1", "identical_to_greedy_pct"] == 75.0
+    assert pd.isna(cmp.loc["fairseq-beam5", "tokens_per_iteration"])
+    assert cmp.loc["Blockwise k=4 (int8 heads)", "speedup_vs_beam"] == pytest.approx(6.0)
+
+
+def test_missing_or_old_runs_say_what_to_do(results, tmp_path):
+    (results / "blockwise/bench/test/both_k4/summary.csv").unlink()
+    out = str(tmp_path / "t4.csv")
+    args = ["tables", "blockwise", "blockwise_table4", "--config", json.dumps(_config()), "--results", str(results),
+            "--output", out]
+    assert fastdec(args) == 2
+    pd.DataFrame({"label": ["k4"], "identical_pct": [100.0]}).to_csv(
+        results / "blockwise/bench/test/both_k4/summary.csv", index=False)
+    with pytest.raises(ValueError, match="older fastdec"):
+        B.make_table("blockwise_table4", _config(), str(results), out)
+    assert fastdec(args[:2] + ["blockwise_vs_gad"] + args[3:7] + ["--output", out]) == 2
+    no_gad = json.dumps(_config(gad=False))
+    assert fastdec(["tables", "blockwise", "blockwise_vs_gad", "--config", no_gad, "--results", str(results),
+                    "--output", out]) == 2
+
+
+# --------------------------------------------------------------------------------- fastdec bench on a real model
 @pytest.fixture(scope="module")
 def bw_checkpoint(tiny_databin, tmp_path_factory):
     """A random blockwise_transformer_tiny (k = 3) saved as a fairseq checkpoint loadable by load_model."""
@@ -243,40 +313,38 @@ def bw_checkpoint(tiny_databin, tmp_path_factory):
     return path
 
 
-def test_cli_eval_and_engine_decode(bw_checkpoint, tiny_databin, tmp_path):
-    import blockwise_eval
-    import engine_decode
-
-    src = tmp_path / "src.txt"
-    ref = tmp_path / "ref.txt"
-    src.write_text("w1 w2 w3 w4\nw5 w6 w7\nw8 w9 w10 w11 w12\n")
-    ref.write_text("t1 t2 t3 t4\nt5 t6 t7\nt8 t9 t10 t11 t12\n")
-    out = tmp_path / "eval.json"
-    rc = blockwise_eval.main(["--checkpoint", str(bw_checkpoint), "--data-bin", str(tiny_databin),
-                              "--input", str(src), "--ref", str(ref), "--lang", "de",
-                              "--settings", "k2,k3,k3-top2,k3-min2,k3-float", "--beams", "2", "--warmup", "1",
-                              "--max-len-a", "0", "--max-len-b", "8", "--meta", "variant=both",
-                              "--meta", "split=valid", "--output", str(out), "--hyp-dir", str(tmp_path / "hyps")])
-    assert rc == 0
-    doc = json.loads(out.read_text())
-    assert doc["variant"] == "both" and doc["trained_block_size"] == 3
-    res = {r["label"]: r for r in doc["results"]}
-    assert set(res) == {"greedy", "k2", "k3", "k3-top2", "k3-min2", "k3-float", "fairseq-beam2"}
-    for label in ("k2", "k3", "k3-float"):
-        assert res[label]["identical_to_greedy"] == 3  # exact blockwise == greedy of p_1
-    assert res["greedy"]["mean_block"] == 1.0 and "speedup_vs_beam2" in res["k3"]
-    greedy_hyps = (tmp_path / "hyps" / "greedy.txt").read_text()
-    assert (tmp_path / "hyps" / "k3.txt").read_text() == greedy_hyps
-    # the engine's own CLI with the drafter module
-    hyp = tmp_path / "engine.txt"
-    rc = engine_decode.main(["--checkpoint", str(bw_checkpoint), "--data-bin", str(tiny_databin),
-                             "--input", str(src), "--output", str(hyp), "--method", "blockwise",
-                             "--drafter-module", "fastdec.engine.blockwise_drafter", "--drafter-arg", "block_size=2",
-                             "--max-len-a", "0", "--max-len-b", "8"])
-    assert rc == 0 and hyp.read_text() == greedy_hyps
-    # bad settings -> clear errors
-    for bad, msg in (("k4", "more heads than the model's block size"), ("k2-min3", "exceeds the block size"),
-                     ("k0", "block size k must be >= 1"), ("k2-top0", "top-k must be >= 1")):
-        with pytest.raises(ValueError, match=msg):
-            blockwise_eval.main(["--checkpoint", str(bw_checkpoint), "--data-bin", str(tiny_databin),
-                                 "--input", str(src), "--settings", bad, "--output", str(tmp_path / "x.json")])
+def test_bench_on_a_blockwise_model(bw_checkpoint, tiny_databin, tmp_path, capsys):
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("w1 w2 w3 w4\nw5 w6 w7\nw8 w9 w10 w11 w12\nw13 w3 w1\n")
+    ref.write_text("t1 t2 t3 t4\nt5 t6 t7\nt8 t9 t10 t11 t12\nt13 t3 t1\n")
+    bw = B.section(_config(block_sizes=[2, 3]))
+    methods = B.methods(bw, "valid", "both", 3) + B.methods(bw, "test", "both", 3)[:1] + [
+        "blockwise:k=3:precision=float"]
+    common = ["bench", "--checkpoint", str(bw_checkpoint), "--data-bin", str(tiny_databin), "--input", str(src),
+              "--ref", str(ref), "--lang", "de", "--warmup", "1", "--max-len-a", "0", "--max-len-b", "8"]
+    out = tmp_path / "run"
+    assert fastdec(common + ["--methods", ",".join(methods), "--out-dir", str(out)]) == 0
+    run = read_run(str(out))
+    s = run.summary
+    assert set(s.index) == {"greedy", "fairseq-beam5", "blockwise-k2-int8", "blockwise-k3-int8", "blockwise-k3-float",
+                            "blockwise-k2-top2-int8", "blockwise-k3-top2-int8", "blockwise-k3-min2-int8",
+                            "blockwise-k2-min2-int8"}
+    exact = s[(s["method"] == "blockwise") & s["exact"]]
+    assert len(exact) == 3 and (exact["identical_to_greedy_pct"] == 100.0).all()
+    for label in exact.index:  # exact blockwise decoding == greedy decoding with p_1, token for token
+        assert run.hyps(label) == run.hyps("greedy")
+    assert s.loc["blockwise-k3-top2-int8", "topk"] == 2 and not s.loc["blockwise-k3-top2-int8", "exact"]
+    assert s.loc["blockwise-k3-min2-int8", "min_block"] == 2 and s.loc["blockwise-k3-min2-int8", "precision"] == "int8"
+    assert s.loc["greedy", "mean_block"] == 1.0 and s.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0
+    recs = run.records()["blockwise-k3-int8"]
+    assert s.loc["blockwise-k3-int8", "mean_block"] == pytest.approx(
+        sum(len(r.tokens) - 1 for r in recs if r.iterations > 1) / sum(r.iterations - 1 for r in recs))
+    assert all(max(r.accepted, default=0) <= 2 for r in recs) and s["bleu"].notna().all()
+    # bad settings: one clear error line, exit status 2
+    for bad, msg in (("blockwise:k=4", "exceeds the model's trained block size"),
+                     ("blockwise:k=2:min_block=3", "must not exceed the block size"),
+                     ("blockwise:k=2:precision=int4", "precision must be float or int8"),
+                     ("blockwise", "needs a block size k")):
+        capsys.readouterr()
+        assert fastdec(common + ["--methods", bad, "--out-dir", str(tmp_path / "bad")]) == 2
+        assert msg in capsys.readouterr().err

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from fastdec.bench.results import read_run
+
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 pytestmark = pytest.mark.slow
@@ -51,7 +53,48 @@ def test_report_and_intermediate_outputs(smoke_run):
         summary = json.loads((smoke_run / f"models/{model}/train.json").read_text())
         assert summary["num_updates"] == 60
     # Every rule wrote its benchmark file.
-    assert len(list((smoke_run / "benchmarks").glob("*.tsv"))) >= 30
+    assert len(list((smoke_run / "benchmarks").rglob("*.tsv"))) >= 30
+
+
+def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
+    """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
+    and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
+    runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
+    assert len(runs) == 1 + 2 + 4 + 1  # GEC, GAD test + valid, Blockwise valid x 4 variants + test
+    exact_labels, independent = set(), 0
+    for path in runs:
+        run = read_run(str(path))
+        exact = run.summary[run.summary["exact"].astype(bool)]
+        assert "greedy" in exact.index and len(exact) >= 2, path
+        assert (exact["identical_to_greedy"] == exact["n_sentences"]).all(), (path, exact["identical_to_greedy"])
+        assert (exact["identical_to_greedy_pct"] == 100).all()
+        exact_labels |= set(exact.index)
+        if "fairseq-greedy" in run.summary.index:
+            reference = run.hyps("fairseq-greedy")
+            for label in exact.index:
+                assert run.hyps(label) == reference, (path, label)
+            independent += 1
+    assert independent == 4  # GEC, GAD test and valid, Blockwise test
+    assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8"} <= exact_labels
+    # the relaxed rows are not exact and the speed baseline is fairseq beam 5
+    gad = read_run(str(smoke_run / "gad/bench/test"))
+    assert not gad.row("gad-k4-top3-tau1")["exact"] and gad.meta["speed_baseline"] == "fairseq-beam5"
+    assert gad.row("fairseq-beam5")["speedup_vs_beam"] == 1.0
+
+
+def test_track_tables_read_the_common_results(smoke_run):
+    t1 = pd.read_csv(smoke_run / "gad/tables/gad_table1.csv").set_index("label")
+    assert t1.loc["gad-k4", "identical_to_greedy_pct"] == 100 and t1.loc["fairseq-beam5", "speedup_vs_beam"] == 1
+    assert t1["paper_bleu"].notna().any()
+    t4 = pd.read_csv(smoke_run / "blockwise/tables/blockwise_table4.csv")
+    assert t4["identical_to_greedy_pct"].iloc[1:].eq(100).all() and len(t4) >= 3
+    vs = pd.read_csv(smoke_run / "blockwise/tables/blockwise_vs_gad.csv")
+    assert set(vs["track"]) == {"blockwise", "gad"}
+    gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
+    assert gec.loc["iad", "identical_to_greedy_pct"] == 100
+    for item in ("gad/figures/gad_figure4_speedup.png", "gec/figures/gec_figure5.png",
+                 "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png"):
+        assert (smoke_run / item).stat().st_size > 1000, item
 
 
 def test_killed_training_resumes_from_checkpoint_last(tmp_path):

@@ -1,11 +1,9 @@
-"""Fixtures of the engine tests: tiny random fairseq Transformers (float64) and a tiny trained checkpoint."""
+"""Fixtures of the engine tests: tiny random fairseq Transformers (float64) and a model trained in-process
+(the tiny fairseq-train checkpoint, ``tiny_checkpoint``, is in tests/conftest.py)."""
 import functools
 import os
-import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -15,7 +13,6 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
-BIN = Path(sys.executable).parent
 
 # decoder variants covered by the property tests (index -> build_random_transformer kwargs)
 MODEL_CONFIGS = [
@@ -33,7 +30,7 @@ MODEL_CONFIGS = [
 def random_model(idx: int, dtype=torch.float64):
     """(model, dictionary, verifier) for ``MODEL_CONFIGS[idx]``, cached for the session."""
     from fastdec.engine import Verifier
-    from fastdec.engine.testing import build_random_transformer
+    from fastdec.engine.profile import build_random_transformer
 
     model, d, _ = build_random_transformer(seed=100 + idx, dtype=dtype, max_positions=64, **MODEL_CONFIGS[idx])
     return model, d, Verifier(model, dtype=dtype)
@@ -43,24 +40,7 @@ def random_model(idx: int, dtype=torch.float64):
 def copy_model():
     """A tiny fairseq Transformer trained in-process on a GEC-like copy task (about 10 s on one core)."""
     from fastdec.engine import Verifier
-    from fastdec.engine.testing import train_copy_model
+    from helpers.models import train_copy_model
 
     model, d = train_copy_model(400, seed=0)
     return model, d, Verifier(model)
-
-
-@pytest.fixture(scope="session")
-def tiny_checkpoint(tiny_databin, tmp_path_factory) -> Path:
-    """A real fairseq-train checkpoint (transformer_tiny, 2 updates) on ``tiny_databin``."""
-    save = tmp_path_factory.mktemp("tinyckpt")
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    subprocess.run(
-        [str(BIN / "fairseq-train"), str(tiny_databin), "--arch", "transformer_tiny", "--share-all-embeddings",
-         "--optimizer", "adam", "--lr", "0.005", "--max-tokens", "500", "--max-update", "2", "--cpu",
-         "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--num-workers", "0",
-         "--disable-validation", "--no-save-optimizer-state", "--seed", "1"],
-        check=True, capture_output=True, env=env,
-    )
-    ckpt = save / "checkpoint_last.pt"
-    assert ckpt.is_file()
-    return ckpt

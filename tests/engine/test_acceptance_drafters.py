@@ -3,6 +3,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastdec.engine import (InputCopyDrafter, NoDrafter, accept_top1, accept_top_beta, accept_top_k,
                             make_acceptance, make_drafter, with_min_block)
@@ -75,6 +77,52 @@ def test_min_block_never_forces_a_masked_token():
     assert with_min_block(accept_top1, 3)([4, 5], [4, 5, 2], None) == 2  # nothing to force: no log-probs needed
 
 
+@st.composite
+def scored_draft(draw):
+    """A draft and the verifier's masked log-probability rows ``[k + 1, V]``: few distinct values (ties), -inf
+    entries (masked tokens), at least one finite entry per row."""
+    vocab, k = draw(st.integers(2, 6)), draw(st.integers(0, 20))
+    values = st.sampled_from([NEG, -4.0, -2.5, -1.0, -0.5, -0.25, 0.0])
+    rows = [draw(st.lists(values, min_size=vocab, max_size=vocab).filter(lambda r: max(r) > NEG)) for _ in range(k + 1)]
+    lp = torch.tensor(rows, dtype=torch.float64)
+    top1 = lp.argmax(-1).tolist()
+    # mostly the verifier's own tokens, so that long drafts are accepted across the exact rule's lazy chunks
+    draft = [top1[i] if draw(st.integers(0, 5)) else draw(st.integers(0, vocab - 1)) for i in range(k)]
+    return draft, top1, lp
+
+
+def reference_accept(draft, top1, lp, rank, tau=math.inf, min_block=1):
+    """Straight from the definitions: token i is accepted when it is the verifier's top-1, or (rank > 1) when it is
+    finite, fewer than ``rank`` tokens score strictly higher (Eq. 8 with ties) and its gap to the best is <= tau
+    (Eq. 9); then up to ``min_block - 1`` leading tokens are forced while their log-probability is finite."""
+    def ok(i, t):
+        row = lp[i]
+        return t == top1[i] or (rank > 1 and row[t] > NEG and int((row > row[t]).sum()) < rank
+                                and float(row.max() - row[t]) <= tau)
+    a = next((i for i, t in enumerate(draft) if not ok(i, t)), len(draft))
+    forced = next((i for i in range(min(min_block - 1, len(draft))) if lp[i, draft[i]] == NEG),
+                  min(min_block - 1, len(draft)))
+    return max(a, forced)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(c=scored_draft(), rank=st.integers(1, 4), tau=st.sampled_from([0.0, 0.3, 1.0, 2.0, math.inf]),
+       min_block=st.integers(1, 4))
+def test_relaxed_rules_equal_a_full_recompute(c, rank, tau, min_block):
+    """GAD++ (top-β/τ), top-k and the minimum block size against the reference, called directly and through the
+    loop's entry point (projection of the rows on demand)."""
+    draft, top1, lp = c
+    project = lambda start, end: lp[start:end]  # noqa: E731
+    for rule, ref in ((accept_top_beta(rank, tau), reference_accept(draft, top1, lp, rank, tau)),
+                      (accept_top_k(rank), reference_accept(draft, top1, lp, rank)),
+                      (with_min_block(accept_top_beta(rank, tau), min_block),
+                       reference_accept(draft, top1, lp, rank, tau, min_block)),
+                      (with_min_block(accept_top1, min_block), reference_accept(draft, top1, lp, 1, 0, min_block))):
+        assert rule(draft, top1, lp) == ref, rule
+        a, rows_top1, _ = rule.accept_from_hidden(list(draft), project)
+        assert a == ref and rows_top1[: a + 1] == top1[: a + 1], rule
+
+
 @pytest.mark.parametrize("bad", [
     lambda: accept_top_beta(0, 1.0), lambda: accept_top_beta(-2, 1.0), lambda: accept_top_beta(2, -0.1),
     lambda: accept_top_beta(2, float("nan")), lambda: accept_top_beta(2.5, 1.0), lambda: accept_top_beta(True, 1),
@@ -92,7 +140,7 @@ def test_make_acceptance_and_registry():
     assert make_acceptance("top1") is accept_top1
     assert isinstance(make_acceptance("top-beta", beta=3, tau=1.0), accept_top_beta)
     assert isinstance(make_acceptance("top-k", k=2, min_block_size=2), with_min_block)
-    assert {"greedy", "iad", "random"} <= set(available_drafters())
+    assert {"greedy", "iad"} <= set(available_drafters()) and "random" not in available_drafters()
     assert isinstance(make_drafter("greedy"), NoDrafter)
     assert make_drafter("iad", max_ngram=2).max_ngram == 2
     seen = {}
@@ -132,6 +180,15 @@ def test_iad_suffix_matching():
     assert propose(src, [14]) == [2]
     assert propose(src, [5, 11, 12], max_ngram=1) == []
     assert propose(src, [13, 11, 12], max_ngram=2) == []             # only "11 12" considered: ambiguous
+
+
+def test_iad_initial_draft_whatever_min_ngram():
+    """The BOS-sentinel match gives the initial aggressive decoding also when 1-grams are not matched."""
+    src = [10, 11, 12, 13, 2]
+    for min_ngram in (1, 2, 3):
+        assert propose(src, [], min_ngram=min_ngram, max_ngram=3) == src
+    assert propose(src, [10], min_ngram=2) == [11, 12, 13, 2]      # BOS-anchored 2-gram
+    assert propose(src, [5, 12], min_ngram=2) == []                 # a lone 1-gram is below min_ngram
 
 
 def test_iad_bos_matches_only_at_start():

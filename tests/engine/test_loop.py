@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import MODEL_CONFIGS, random_model
-from fastdec.engine import (FixedTokensDrafter, InputCopyDrafter, NoisyOracleDrafter, RandomDrafter,
-                            accept_top1, accept_top_beta, accept_top_k, compute_max_len, draft_verify_accept,
-                            greedy_decode, with_min_block)
+from fastdec.engine import (AcceptanceRule, InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k,
+                            compute_max_len, draft_verify_accept, greedy_decode, with_min_block)
 from fastdec.engine.verifier import Verifier
+from helpers.drafters import FixedTokensDrafter, NoisyOracleDrafter, RandomDrafter
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -200,6 +200,19 @@ def test_stats_are_consistent():
     assert d_["tokens_per_iteration"] == pytest.approx(len(out) / s.iterations)
 
 
+def test_on_iteration_sees_every_iteration():
+    model, d, ver = random_model(0)
+    src = torch.tensor([5, 9, 11, 12, 2])
+    out = greedy_decode(ver, src, max_len_b=12).tokens
+    seen = []
+    r = draft_verify_accept(ver, src, NoisyOracleDrafter(out, len(d), noise=0.3, seed=2), max_len_b=12,
+                            on_iteration=lambda state, draft, a, new: seen.append((state.iteration, draft, a, new)))
+    assert [it for it, *_ in seen] == list(range(1, r.stats.iterations + 1))
+    assert [len(dr) for _, dr, _, _ in seen] == r.stats.drafted and [a for _, _, a, _ in seen] == r.stats.accepted
+    assert [t for *_, new in seen for t in new] == r.tokens == out
+    assert all(new[:a] == dr[:a] for _, dr, a, new in seen)
+
+
 def test_drafter_sees_hidden_states():
     model, d, ver = random_model(4)
     src = torch.tensor([5, 9, 11, 2])
@@ -241,10 +254,13 @@ def test_lazy_projection_of_exact_acceptance_matches_full_projection(noise):
     src = torch.tensor([5, 9, 11, 12, 13, 2])
     ref = greedy_decode(ver, src, max_len_b=60).tokens
 
-    def full_rule(draft, top1, log_probs=None):  # same decision, without the lazy path's exact_prefix flag
-        return accept_top1(draft, top1)
+    class FullRule(AcceptanceRule):  # same decision through the base class's projection of every row
+        needs_log_probs = False
 
-    full_rule.needs_log_probs = False
+        def __call__(self, draft, top1, log_probs=None):
+            return accept_top1(draft, top1)
+
+    full_rule = FullRule()
     kw = dict(max_len_b=60)
     lazy = draft_verify_accept(ver, src, NoisyOracleDrafter(ref, len(d), noise=noise, max_tokens=60, seed=1),
                                accept_top1, **kw)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.engine import Verifier
-from fastdec.engine.testing import build_random_transformer
+from fastdec.engine.profile import build_random_transformer
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

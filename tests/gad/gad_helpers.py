@@ -70,7 +70,7 @@ def steer(decoder, token: int, eos: int, a: float = 3.0, e: float = 2.5, scale: 
 def verifier_and_dict(idx: int):
     """(model, dictionary, Verifier) of a small random fairseq Transformer (float64), cached."""
     from fastdec.engine import Verifier
-    from fastdec.engine.testing import build_random_transformer
+    from fastdec.engine.profile import build_random_transformer
 
     configs = [dict(), dict(normalize_before=True, learned_pos=True), dict(share_all_embeddings=True, init_std=0.3),
                dict()]

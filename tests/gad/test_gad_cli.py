@@ -1,7 +1,7 @@
-"""The GAD drafter through real fairseq checkpoints: registry/engine CLI, the benchmark CLI, clear errors on bad
-inputs, and the drafter initialised from all verifier weights (fastdec/gad/init_drafter.py)."""
+"""The GAD track through real fairseq checkpoints: the drafter in the engine's registry and CLI, the track's runs
+through `fastdec bench` and every table, Table 8's fresh processes, clear errors on bad inputs, and the drafter
+initialised from all verifier weights (fastdec/gad/init_drafter.py)."""
 import copy
-import csv
 import json
 import os
 import subprocess
@@ -68,54 +68,127 @@ def test_registry_and_engine_decode_cli(gad_checkpoints, tiny_databin, tmp_path)
     with pytest.raises(ValueError, match="another dictionary"):
         load_nat_drafter(nat_ckpt, tiny_databin, verifier=ver, verifier_dict=other, cache=False)
 
-    # the engine's own CLI loads the drafter module and builds it by name
-    out = tmp_path / "gad.txt"
-    r = _run([SCRIPTS / "engine_decode.py", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src_file,
-              "--max-len-a", "1.2", "--max-len-b", "10", "--dtype", "float64", "--output", out, "--method", "gad",
-              "--drafter-module", "fastdec.engine.nat_drafter", "--drafter-arg", f"drafter_checkpoint={nat_ckpt}",
-              "--acceptance", "top-beta", "--beta", "1", "--tau", "0"])
-    assert r.returncode == 0, r.stderr[-2000:]
-    greedy = [loaded.decode(greedy_decode(ver, loaded.encode(x), max_len_a=1.2, max_len_b=10).tokens) for x in lines]
-    assert out.read_text().splitlines() == greedy
+
+def _track_layout(R, tiny_databin, ver_ckpt, nat_ckpt):
+    """The workflow's results layout for the GAD track (verifier, drafter, data-bin, BPE'd and raw test/valid
+    sides) from the tiny checkpoints, and a validated smoke config pointing at it."""
+    import yaml
+    from fairseq.data import Dictionary, data_utils
+    from snakemake.utils import validate
+
+    for link, target in ((R / "models/verifier/model.pt", ver_ckpt), (R / "gad/models/drafter_k4/model.pt", nat_ckpt),
+                         (R / "data-bin/distill", tiny_databin)):
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+    d = Dictionary.load(str(tiny_databin / "dict.src.txt"))
+    for split in ("test", "valid"):
+        for side, folder in (("src", "bpe"), ("tgt", "raw")):
+            ds = data_utils.load_indexed_dataset(str(tiny_databin / f"{split}.src-tgt.{side}"), d)
+            (R / "data" / folder).mkdir(parents=True, exist_ok=True)
+            lines = [d.string(ds[i]) for i in range(len(ds))]
+            (R / "data" / folder / f"{split}.{side}").write_text("\n".join(lines) + "\n")
+    cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    cfg["data"].update(src_lang="src", tgt_lang="tgt")
+    cfg["gad"].update(block_size=4, block_sizes=[2, 4], grid={"betas": [3], "taus": [1.0, 3.0]}, test_sentences=12,
+                      valid_sentences=8, warmup=1, high_quality={"beta": 3, "tau": 1.0},
+                      high_efficiency={"beta": 5, "tau": 3.0})
+    validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+    return cfg
 
 
-def test_gad_bench_cli_and_errors(gad_checkpoints, tiny_databin, tmp_path):
+def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypatch):
+    """The track's runs through `fastdec bench` (as the bench rule runs them), then every table and the figure."""
+    import pandas as pd
+
+    from fastdec.bench.results import read_run
+    from fastdec.tracks import gad
+
+    monkeypatch.chdir(tmp_path)
+    cfg = _track_layout(tmp_path / "results/t", tiny_databin, *gad_checkpoints)
+    R = "results/t"
+    for run_dir, run in gad.bench_runs(cfg, R).items():
+        assert all(os.path.exists(p) for p in run.inputs()["drafters"] + [run.src, run.ref, run.checkpoint])
+        r = _run(["-m", "fastdec", "bench", "--checkpoint", run.checkpoint, "--data-bin",
+                  os.path.dirname(run.dictionary), "--input", run.src, "--ref", run.ref, "--lang", run.lang,
+                  "--methods", ",".join(run.methods), "--limit", run.limit, "--warmup", run.warmup,
+                  "--max-len-a", run.max_len_a, "--max-len-b", run.max_len_b, "--threads", 1,
+                  "--out-dir", f"{R}/{run_dir}"], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-3000:]
+    test, valid = read_run(f"{R}/gad/bench/test"), read_run(f"{R}/gad/bench/valid")
+    s = test.summary
+    assert list(s.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
+                             "gad-k4-top5-tau3"]
+    assert (s["n_sentences"] == 12).all() and (valid.summary["n_sentences"] == 8).all()
+    for run, label in ((test, "gad-k4"), (valid, "gad-k2"), (valid, "gad-k4"), (test, "fairseq-greedy")):
+        assert run.summary.loc[label, "identical_to_greedy_pct"] == 100.0, label
+    assert (s.loc["gad-k4-top3-tau1", "beta"], s.loc["gad-k4-top3-tau1", "tau"]) == (3, 1.0)
+    assert (s.loc["gad-k4-top5-tau3", "beta"], s.loc["gad-k4-top5-tau3", "tau"]) == (5, 3.0)
+    assert (s.loc["gad-k4", "beta"], s.loc["gad-k4", "tau"]) == (1, 0.0)
+    assert s.loc["nat-k4", "time_encoder_s"] > 0 and s.loc["nat-k4", "time_drafter_encoder_s"] > 0
+    for label in ("gad-k4", "gad-k4-top5-tau3"):
+        assert s.loc[label, "time_drafter_encoder_s"] > 0 and s.loc[label, "time_drafter_decoder_s"] > 0
+        assert s.loc[label, "time_encoder_s"] > 0 and s.loc[label, "time_verifier_s"] > 0
+    assert s.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0 and s.loc["gad-k4", "tokens_per_iteration"] >= 1.0
+    assert (tmp_path / R / "gad/bench/test/hyps/gad-k4.txt").read_text().count("\n") == 12
+
+    # every table and the figure: one through the CLI (as the table rule runs it), the others in-process
+    items = gad.table_items(cfg, R)
+    config_json = tmp_path / "config.json"
+    config_json.write_text(json.dumps(cfg))
+    path, item = next(iter(items.items()))
+    r = _run(["-m", "fastdec", "tables", "gad", item.name, "--config", config_json, "--results", R, "--output",
+              f"{R}/{path}"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for path, item in list(items.items())[1:]:
+        assert all(os.path.exists(p) for p in item.inputs), item.inputs
+        os.makedirs(os.path.dirname(f"{R}/{path}"), exist_ok=True)
+        gad.make_table(item.name, cfg, R, f"{R}/{path}")
+    t1 = pd.read_csv(f"{R}/gad/tables/gad_table1.csv").set_index("label")
+    assert list(t1.index) == list(s.index) and t1.loc["gad-k4", "identical_to_greedy_pct"] == 100.0
+    assert t1.loc["gad-k4-top3-tau1", "paper_bleu"] == 28.89 and t1["signature"].notna().all()
+    t2 = pd.read_csv(f"{R}/gad/tables/gad_table2_block_size.csv")
+    assert list(t2["label"]) == ["fairseq-beam5", "greedy", "gad-k2-top3-tau1", "gad-k4-top3-tau1"]
+    assert list(t2["gad_identical_to_greedy_pct"].iloc[2:]) == [100.0, 100.0]
+    t3 = pd.read_csv(f"{R}/gad/tables/gad_table3_beta_tau.csv")
+    assert list(t3["tau"]) == ["greedy", "1", "3"] and t3["top3_tok"].notna().all()
+    t7 = pd.read_csv(f"{R}/gad/tables/gad_table7_modules.csv")
+    assert [c for c in t7.columns if c.endswith("_ms")] == ["gad-k4-top5-tau3_ms", "gad-k4_ms", "greedy_ms",
+                                                              "paper_ms"]
+    assert t7["gad-k4_ms"].iloc[:5].sum() == pytest.approx(t7["gad-k4_ms"].iloc[5], abs=2e-3)
+    t9 = pd.read_csv(f"{R}/gad/tables/gad_table9_repetition.csv")
+    assert list(t9["label"])[:6] == ["greedy", "fairseq-beam5", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
+                                     "gad-k4-top5-tau3"]
+    assert (tmp_path / R / "gad/figures/gad_figure4_speedup.png").stat().st_size > 1000
+
+
+def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, capsys):
+    """Table 8: each method in a fresh process through the common layer; bad methods are one clear error line."""
+    import pandas as pd
+
+    from fastdec.cli import main as fastdec_main
+
     ver_ckpt, nat_ckpt = gad_checkpoints
     src, ref = _write_src(tiny_databin, tmp_path)
-    out = tmp_path / "bench"
-    base = [SCRIPTS / "gad_bench.py", "--verifier", ver_ckpt, "--drafter", nat_ckpt, "--data-bin", tiny_databin,
-            "--input", src, "--ref", ref, "--lang", "en", "--warmup", "1"]
-    systems = "at_b5,at_b1,greedy,nat_k4,gad_k4,gad_k2,gadpp_k4_b3_t1,gadpp_k4_b5_t3"
-    r = _run(base + ["--systems", systems, "--out-dir", out])
+    out = tmp_path / "t8.csv"
+    r = _run([SCRIPTS / "gad_memory.py", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
+              "--methods", f"greedy,gad:k=4:checkpoint={nat_ckpt}", "--limit", "3", "--output", out,
+              "--raw", tmp_path / "t8.json"])
     assert r.returncode == 0, r.stderr[-3000:]
-    rows = {row["system"]: row for row in csv.DictReader(open(out / "summary.csv"))}
-    assert list(rows) == systems.split(",")
-    for name in ("greedy", "at_b1", "gad_k4", "gad_k2"):
-        assert float(rows[name]["identical_to_greedy_pct"]) == 100.0, name
-    assert float(rows["at_b5"]["speed_vs_at_b5"]) == 1.0
-    assert float(rows["gad_k4"]["tokens_per_iteration"]) >= 1.0
-    assert (out / "hyps" / "gad_k4.detok").read_text().count("\n") == 12
-    meta = json.loads((out / "meta.json").read_text())
-    assert meta["sentences"] == 12
-    # table / figure CLIs on the run
-    t1 = tmp_path / "t1.csv"
-    r = _run([SCRIPTS / "gad_tables.py", "table1", "--summary", out / "summary.csv", "--output", t1])
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = _run([SCRIPTS / "gad_figure.py", "--sentences", out / "sentences.jsonl", "--system", "gadpp_k4_b5_t3",
-              "--output", tmp_path / "f.png"])
-    assert r.returncode == 0 and (tmp_path / "f.png").exists(), r.stderr[-2000:]
-    # bad inputs: one clear line and exit 2 from the CLI; the same errors in-process
-    r = _run(base + ["--systems", "greedy,gad_k0", "--out-dir", tmp_path / "bad"])
-    assert r.returncode == 2 and "block size k must be" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
-    import gad_bench
+    t8 = pd.read_csv(out).set_index("label")
+    assert list(t8.index) == ["greedy", "gad-k4"] and list(t8["paper_mib"]) == [1211, 1621]
+    assert t8.loc["gad-k4", "weights_mb"] > t8.loc["greedy", "weights_mb"] > 0 and (t8["n_sentences"] == 3).all()
+    assert json.loads((tmp_path / "t8.json").read_text())[1]["method"].startswith("gad:k=4:checkpoint=")
+    r = _run([SCRIPTS / "gad_memory.py", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
+              "--methods", "greedy,gad:k=0", "--output", out])
+    assert r.returncode == 2 and "k must be" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
 
-    argv = [str(x) for x in base[1:]] + ["--out-dir", str(tmp_path / "bad")]
-    for bad, msg in (("gadpp_k4_b0_t1", "top-beta"), ("gadpp_k4_b3_t-1", "unknown system"),
-                     ("gad_k5000", "larger than the drafter supports")):
-        with pytest.raises(ValueError, match=msg):
-            gad_bench.main(argv + ["--systems", f"greedy,{bad}"])
+    base = ["bench", "--checkpoint", str(ver_ckpt), "--data-bin", str(tiny_databin), "--input", str(src),
+            "--drafter-arg", f"checkpoint={nat_ckpt}", "--warmup", "0", "--limit", "2",
+            "--out-dir", str(tmp_path / "b")]
+    for bad, msg in (("gad:k=0", "k must be"), ("gad:k=4:beta=0", "beta must be"), ("gad:k=4:tau=-1", "tau"),
+                     ("gad:k=5000", "larger than the drafter supports"), ("gadpp_k4_b3_t1", "unknown method")):
+        assert fastdec_main(base + ["--methods", f"greedy,{bad}"]) == 2, bad
+        assert msg in capsys.readouterr().err, bad
 
 
 def test_drafter_initialised_from_all_verifier_weights(gad_checkpoints, tiny_databin, tmp_path):

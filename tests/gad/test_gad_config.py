@@ -1,5 +1,5 @@
 """The `gad:` config section: validated by workflow/schemas/gad.schema.yaml (defaults filled in), bad values stop
-the workflow before any job with the key's name."""
+the workflow before any job with the key's name; every shipped config gives the track runs of valid methods."""
 import copy
 import subprocess
 import sys
@@ -20,10 +20,19 @@ def _section(name):
 
 @pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "wmt14_ende.yaml", "wmt16_enro.yaml"])
 def test_shipped_sections_validate_and_get_defaults(name):
+    from fastdec.bench.methods import parse_methods
+    from fastdec.tracks import gad
+
     cfg = copy.deepcopy(_section(name))
     validate(cfg, SCHEMA)
     assert cfg["high_quality"]["beta"] >= 1 and cfg["high_efficiency"]["tau"] >= 0
     assert cfg["init_from_verifier"] in ("all", "encoder", "none")
+    full = yaml.safe_load((REPO / "config" / name).read_text())
+    validate(full, str(REPO / "workflow/schemas/config.schema.yaml"))
+    for run in gad.bench_runs(full, "results/x").values():
+        methods = parse_methods(run.methods)
+        assert "greedy" in [m.label for m in methods] and all(m.drafter_args["checkpoint"] in run.drafters
+                                                               for m in methods if m.drafter)
 
 
 def test_paper_scale_sections_follow_table_10():
@@ -67,7 +76,7 @@ def test_bad_gad_config_stops_the_workflow_before_any_job(tmp_path):
 
 
 def test_from_verifier_arch():
-    from fastdec.gad.workflow import GadPlan
+    from fastdec.workflow.gad import GadPlan
     import json
 
     g = copy.deepcopy(_section("config.yaml"))

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from gad_helpers import STEERED, build_random_drafter, drafter_for, verifier_and_dict
 from fastdec.engine import accept_top1, accept_top_beta, draft_verify_accept, greedy_decode
+from fastdec.engine.loop import MaskedLogProbs
 from fastdec.engine.nat_drafter import NATDrafter, drafter_alone_decode
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
@@ -43,20 +44,40 @@ def test_gad_equals_greedy(c):
         assert all(k <= drafter.k for k in st_.drafted)
         # every iteration adds its accepted draft tokens plus the verifier's own token (EOS may cut the last one)
         assert sum(st_.accepted) + st_.iterations >= st_.out_len
+        # the drafter's sub-modules are charged to the sentence, within the loop's drafter time
+        enc, dec = st_.time_modules["drafter_encoder"], st_.time_modules["drafter_decoder"]
+        assert enc > 0 and dec > 0 and enc + dec <= st_.time_drafter
 
 
 @SETTINGS
 @given(case(), st.sampled_from([(2, 0.5), (3, 1.0), (5, 3.0), (8, 100.0)]))
 def test_gadpp_output_is_well_formed_and_accepts_at_least_gad(c, bt):
+    """Every GAD++ iteration accepts at least what GAD's exact rule accepts from the same verifier pass, and GAD++
+    decodes exactly like GAD (same drafts, same accepted blocks, same tokens) until it first accepts more."""
     idx, src, drafter, lim = c
     ver = verifier_and_dict(idx)[2]
-    greedy = greedy_decode(ver, src, **lim)
-    pp = draft_verify_accept(ver, src, drafter, accept_top_beta(*bt), **lim)
-    max_len = greedy.stats.out_len if greedy.tokens[-1] != ver.eos else None
+    gad = draft_verify_accept(ver, src, drafter, accept_top1, **lim)
+    exact, produced, max_len = [], [], []  # per GAD++ iteration: what exact acceptance would accept; tokens before
+
+    def compare(state, draft, accepted, appended):
+        j = state.num_generated - len(appended)
+        top1 = MaskedLogProbs(ver, state.max_len).of(state.hidden, j)(0, len(draft) + 1).argmax(-1).tolist()
+        exact.append(accept_top1(draft, top1))
+        produced.append(j)
+        max_len.append(state.max_len)
+
+    pp = draft_verify_accept(ver, src, drafter, accept_top_beta(*bt), on_iteration=compare, **lim)
     assert pp.tokens[-1] == ver.eos and ver.eos not in pp.tokens[:-1]
     assert ver.pad not in pp.tokens and all(0 <= t < ver.vocab_size for t in pp.tokens)
-    if max_len is not None:
-        assert len(pp.tokens) <= max_len
+    assert len(pp.tokens) <= max_len[0] + 1
+    assert all(a >= e for a, e in zip(pp.stats.accepted, exact))
+    n = next((i for i, (a, e) in enumerate(zip(pp.stats.accepted, exact)) if a > e), len(exact))
+    assert pp.stats.accepted[:n] == gad.stats.accepted[:n] and pp.stats.drafted[:n] == gad.stats.drafted[:n]
+    if n == len(exact):  # never relaxed: GAD++ is GAD
+        assert pp.tokens == gad.tokens
+    else:  # the first relaxed token is where the outputs part
+        diverge = produced[n] + exact[n]
+        assert pp.tokens[:diverge] == gad.tokens[:diverge] and pp.tokens[diverge] != gad.tokens[diverge]
 
 
 def test_gad_with_eos_heavy_drafter_and_positions_limit():
@@ -88,12 +109,18 @@ def test_drafter_alone_decode_stops_at_eos_and_max_len():
         model, _ = build_random_drafter(d, seed=seed, eos_boost=boost)
         drafter = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
         for max_len in (1, 3, 9):
-            tokens, passes = drafter_alone_decode(drafter, torch.tensor([7, 8, 9, d.eos()]), max_len)
+            r = drafter_alone_decode(drafter, torch.tensor([7, 8, 9, d.eos()]), max_len)
+            tokens, st_ = r.tokens, r.stats
             assert tokens[-1] == d.eos() and d.eos() not in tokens[:-1]
-            assert 1 <= len(tokens) <= max_len + 1
-            assert passes == 0 or passes <= -(-max_len // 4)
+            assert 1 <= len(tokens) == st_.out_len <= max_len + 1
+            assert 1 <= st_.iterations <= -(-max_len // 4)  # NAT passes
+            # the drafter's encoder is the sentence's encoder; its decoder passes are the drafter time
+            enc, dec = st_.time_modules["drafter_encoder"], st_.time_modules["drafter_decoder"]
+            assert 0 < enc <= st_.time_encoder and 0 < dec <= st_.time_drafter and st_.time_verifier == 0
     with pytest.raises(ValueError):
         drafter_alone_decode(drafter, torch.tensor([7, d.eos()]), 0)
+    with pytest.raises(ValueError, match="encoder supports at most"):
+        drafter_alone_decode(drafter, torch.full((70,), 7), 5)
 
 
 def test_steered_pair_accepts_long_blocks_and_stays_greedy():
@@ -121,6 +148,6 @@ def test_drafter_alone_matches_the_plugins_drafter_only_decode():
         drafter = NATDrafter(model, k=3)  # bans exactly what propose_block bans (no verifier vocabulary given)
         for n in (2, 5):
             src = torch.tensor(list(range(6, 6 + n)) + [d.eos()])
-            ours, passes = drafter_alone_decode(drafter, src, 12)
+            ours = drafter_alone_decode(drafter, src, 12)
             theirs = drafter_only_decode(model, src[None], 3, 12)[0]
-            assert ours == theirs["tokens"].tolist() and passes == theirs["iterations"]
+            assert ours.tokens == theirs["tokens"].tolist() and ours.stats.iterations == theirs["iterations"]

@@ -1,49 +1,215 @@
-"""Unit tests of the GAD track's pieces: system names, tables, repetition ratio, case-study formatting, the figure,
-the workflow plan and the drafter's parameter checks."""
+"""Unit tests of the GAD track's pieces: its runs and tables on synthetic results runs (written with the common
+schema, fastdec.bench.results.write_run) whose answers are known, the repetition ratio, the drafter's parameter
+checks and the case-study formatting."""
 import math
 
 import pandas as pd
 import pytest
 import torch
 
-from gad_helpers import build_random_drafter, verifier_and_dict
-from fastdec.gad.case_study import Iteration, Trace, format_trace, select_examples, trace
-from fastdec.gad.figures import per_sentence_speedup, speedup_histogram
-from fastdec.gad.scoring import bleu, postprocess, repetition_ratio
-from fastdec.gad.systems import Record, SystemRunner, parse_system, run_interleaved, system_name
+from gad_helpers import REPO, build_random_drafter, verifier_and_dict
+from fastdec.bench.methods import parse_method, parse_methods
+from fastdec.bench.results import Record, read_run, write_run
 from fastdec.gad import tables
-from fastdec.gad.workflow import GadPlan
+from fastdec.gad.case_study import Iteration, Trace, format_trace, select_examples, trace
+from fastdec.tracks import gad
+
+# ---------------------------------------------------------------------- synthetic runs
+
+WORDS = {5: "a", 6: "b", 7: "c", 8: "d", 9: "f"}
+GREEDY = [[5, 6, 7, 2], [8, 9, 2]]
+# label-defining spec -> (per-sentence times, tokens, iterations, accepted per iteration); the fairseq greedy run
+# comes first and is faster than beam search: a table using the first row (or greedy) as its baseline gets other
+# speedups than the beam-5 baseline's
+SYNTH = {
+    "fairseq:beam=1": ([4.0, 4.0], GREEDY, None, None),
+    "fairseq:beam=5": ([6.0, 6.0], [[5, 6, 7, 2], [8, 8, 2]], None, None),
+    "greedy": ([3.0, 3.0], GREEDY, [4, 3], [[0] * 4, [0] * 3]),
+    "nat:k=4": ([0.5, 0.5], [[5, 5, 5, 2], [8, 8, 2]], [1, 1], None),
+    "gad:k=4": ([1.5, 1.5], GREEDY, [2, 1], [[2, 0], [2]]),
+    "gad:k=2": ([2.0, 2.0], GREEDY, [2, 2], [[1, 1], [1, 0]]),
+    "gad:k=4:beta=3:tau=1": ([1.2, 1.2], [[5, 6, 6, 2], [8, 9, 2]], [1, 1], [[3], [2]]),
+    "gad:k=2:beta=3:tau=1": ([1.5, 1.5], GREEDY, [2, 1], [[1, 1], [2]]),
+    "gad:k=4:beta=5:tau=3": ([0.5, 1.5], [[5, 6, 6, 2], [8, 9, 2]], [1, 1], [[3], [2]]),
+    "gad:k=4:beta=3:tau=3": ([1.1, 1.1], GREEDY, [1, 1], [[3], [2]]),
+    "gad:k=4:beta=5:tau=1": ([1.15, 1.15], GREEDY, [1, 1], [[3], [2]]),
+}
 
 
-# ---------------------------------------------------------------------- system names and bad inputs
+def _record(m, i, time, tokens, iterations, accepted):
+    r = Record(m.label, i, tokens, time, iterations or len(tokens), src_len=4)
+    if m.kind != "fairseq":
+        r.accepted = list(accepted or [])
+        r.drafted = [m.k or 0] * len(r.accepted)
+        # modules: 10 % AT encoder, 50 % drafter (10 % its encoder, 30 % its decoder, 10 % its own), 30 % AT
+        # decoder, 10 % the loop's
+        r.time_encoder, r.time_drafter, r.time_verifier, r.time_other = .1 * time, .5 * time, .3 * time, .1 * time
+        if m.drafter:
+            r.time_modules = {"drafter_encoder": .1 * time, "drafter_decoder": .3 * time}
+    return r
 
-@pytest.mark.parametrize("name,kind,k,beta,tau", [
-    ("at_b5", "fairseq", None, 1, 0.0), ("greedy", "greedy", None, 1, 0.0), ("nat_k10", "nat", 10, 1, 0.0),
-    ("gad_k25", "gad", 25, 1, 0.0), ("gadpp_k10_b3_t1", "gadpp", 10, 3, 1.0), ("gadpp_k8_b5_t2.5", "gadpp", 8, 5, 2.5),
+
+@pytest.fixture(scope="module")
+def synthetic_run(tmp_path_factory):
+    """A results run of every method of SYNTH, two sentences each, in the common schema."""
+    out = tmp_path_factory.mktemp("run")
+    methods = parse_methods(list(SYNTH))
+    records = {m.label: [_record(m, i, t, tok, it[i] if it else None, acc[i] if acc else None)
+                         for i, (t, tok) in enumerate(zip(times, toks))]
+               for m, (times, toks, it, acc) in zip(methods, SYNTH.values())}
+    write_run(str(out), methods, records, lambda toks: " ".join(WORDS[t] for t in toks if t != 2),
+              refs=["a b c", "d f"], lang="en")
+    return read_run(str(out))
+
+
+def test_table1_speedups_against_beam_search_and_paper_rows(synthetic_run):
+    t = tables.table1(synthetic_run).set_index("label")
+    assert list(t.index) == [parse_method(s).label for s in SYNTH]
+    assert t.loc["gad-k4", "speedup_vs_beam"] == 4.0 and t.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0
+    assert t.loc["fairseq-greedy", "speedup_vs_beam"] == 1.5 and t.loc["gad-k4-top5-tau3", "speedup_vs_beam"] == 6.0
+    assert t.loc["gad-k4", "mean_iterations"] == 1.5 and t.loc["gad-k4", "tokens_per_iteration"] == 2.33
+    assert t.loc["gad-k4", "mean_accepted"] == 1.33 and math.isnan(t.loc["greedy", "mean_accepted"])
+    assert t.loc["gad-k4-top3-tau1", "identical_to_greedy"] == 1 and t.loc["gad-k4", "identical_to_greedy_pct"] == 100
+    assert t.loc["fairseq-beam5", "paper_bleu"] == 28.89 and t.loc["fairseq-beam5", "paper_iterations"] == "N"
+    assert t.loc["gad-k4", "paper_speed"] == 3.0 and t.loc["gad-k4-top5-tau3", "paper_speed"] == 4.5
+    assert t.loc["gad-k4-top3-tau1", "paper_bleu"] == 28.89 and t.loc["nat-k4", "paper_iterations"] == 1.6
+    assert math.isnan(t.loc["gad-k4-top3-tau3", "paper_bleu"])  # no paper row for other settings
+    assert t["bleu"].notna().all() and t["signature"].str.startswith("nrefs:1").all()
+    ro = tables.table1(synthetic_run, "wmt16_en-ro").set_index("label")
+    assert ro.loc["gad-k4", "paper_bleu"] == 34.83 and ro.loc["gad-k4", "paper_iterations"] == 6.4
+    assert math.isnan(ro.loc["gad-k4-top3-tau1", "paper_bleu"])  # the en-ro paper's GAD++ rows are top-5
+    assert tables.paper_key(parse_method("gad:k=4:beta=5:tau=4"), "wmt16_en-ro") == "gad_pp_hq"
+    with pytest.raises(ValueError, match="paper reference"):
+        tables.table1(synthetic_run, "wmt99")
+
+
+def test_table2_and_table3(synthetic_run):
+    t2 = tables.table2_block_size(synthetic_run, [2, 4], beta=3, tau=1.0)
+    assert list(t2["label"]) == ["fairseq-beam5", "greedy", "gad-k2-top3-tau1", "gad-k4-top3-tau1"]
+    assert list(t2["k"]) == ["-", "-", "2", "4"] and t2.iloc[0]["paper_bleu"] == 26.72
+    assert list(t2["speedup_vs_beam"]) == [1.0, 2.0, 4.0, 5.0] and list(t2["gad_speedup_vs_beam"])[2:] == [3.0, 4.0]
+    assert t2.iloc[3]["tokens_per_iteration"] == 3.5 and t2.iloc[3]["gad_tokens_per_iteration"] == 2.33
+    assert t2.iloc[1]["mean_accepted"] == 0.0 and t2.iloc[3]["mean_accepted"] == 2.5
+    with pytest.raises(ValueError, match="k=7"):
+        tables.table2_block_size(synthetic_run, [7])
+    t3 = tables.table3_beta_tau(synthetic_run, 4, [3, 5], [1.0, 3.0])
+    assert list(t3["tau"]) == ["greedy", "1", "3"]
+    assert list(t3["top3_speed"]) == [2.0, 5.0, 5.45] and list(t3["top5_speed"]) == [2.0, 5.22, 6.0]
+    assert t3.iloc[1]["paper_top3_tok"] == 7.56 and t3.iloc[2]["paper_top5_bleu"] == 26.84
+    assert t3.iloc[0]["paper_top3_bleu"] == 26.62
+    with pytest.raises(ValueError, match="gad-k4-top3-tau2"):
+        tables.table3_beta_tau(synthetic_run, 4, [3], [2.0])
+
+
+def test_table7_modules_from_the_schema_time_columns(synthetic_run):
+    t = tables.table7_modules(synthetic_run, ["gad-k4-top5-tau3", "greedy"]).set_index("module")
+    assert list(t.index) == ["AT encoder", "NAT encoder", "NAT decoder", "AT decoder", "Others", "Total"]
+    # per sentence 1 s: AT encoder 10 %, NAT encoder 10 %, NAT decoder 30 %, AT decoder 30 %, the rest (the loop's
+    # 10 % and the drafter's own 10 %) Others
+    assert list(t["gad-k4-top5-tau3_ms"]) == [100.0, 100.0, 300.0, 300.0, 200.0, 1000.0]
+    assert list(t["gad-k4-top5-tau3_pct"]) == [10.0, 10.0, 30.0, 30.0, 20.0, 100.0]
+    assert list(t["greedy_ms"]) == [300.0, 0.0, 0.0, 900.0, 1800.0, 3000.0]
+    assert t.loc["Total", "paper_ms"] == 73.46
+    for label in ("fairseq-beam5", "nat-k4"):
+        with pytest.raises(ValueError, match="module times"):
+            tables.table7_modules(synthetic_run, [label])
+
+
+def test_table8_and_table9(synthetic_run):
+    t8 = tables.table8_memory([{"method": "fairseq:beam=5", "device": "cpu", "after_load_mb": 100.0, "peak_mb": 110.0,
+                                "weights_mb": 30.0, "measure": "m", "sentences": 5},
+                               {"method": "gad:k=4:beta=5:tau=3:checkpoint=d.pt", "device": "cpu",
+                                "after_load_mb": 130.0, "peak_mb": 150.0, "weights_mb": 60.0, "measure": "m",
+                                "sentences": 5}])
+    assert list(t8["label"]) == ["fairseq-beam5", "gad-k4-top5-tau3"]
+    assert list(t8["decode_extra_mb"]) == [10.0, 20.0] and list(t8["paper_mib"]) == [1237, 1613]
+    labels = ["greedy", "fairseq-beam5", "nat-k4", "gad-k4", "gad-k4-top3-tau1"]
+    t9 = tables.table9_repetition(synthetic_run, labels, hq="gad-k4-top3-tau1").set_index("label")
+    # "a b c"/"d f": no repeats; "a a a"/"d d": 3 of 5 tokens; "a b b"/"d f": 1 of 5; beam "a b c"/"d d": 1 of 5
+    assert list(t9["rep_ratio_pct"])[:5] == [0.0, 20.0, 60.0, 0.0, 20.0]
+    assert t9.loc["greedy", "paper_rep_pct"] == 0.18 and t9.loc["gad-k4-top3-tau1", "paper_rep_pct"] == 0.17
+    assert t9.loc["CMLM (T=4) (paper only)", "paper_rep_pct"] == 1.13 and math.isnan(t9.loc["nat-k4", "paper_rep_pct"])
+    with pytest.raises(ValueError, match="no method gad-k9"):
+        tables.table9_repetition(synthetic_run, ["gad-k9"])
+
+
+def test_figure4_per_sentence_speedup_over_beam_search(synthetic_run, tmp_path):
+    recs = synthetic_run.records()
+    sp = tables.per_sentence_speedup(recs, "gad-k4-top5-tau3", "fairseq-beam5")
+    assert list(sp) == [12.0, 4.0]
+    stats = tables.speedup_histogram(sp, str(tmp_path / "fig.png"), title="t", xlabel="x")
+    assert (tmp_path / "fig.png").stat().st_size > 1000 and stats["sentences"] == 2 and stats["median"] == 8.0
+    with pytest.raises(ValueError, match="no method"):
+        tables.per_sentence_speedup(recs, "gad-k9", "fairseq-beam5")
+
+
+def test_repetition_ratio():
+    rr = tables.repetition_ratio
+    assert rr([]) == 0.0 and rr(["a b c"]) == 0.0
+    assert rr(["a a b", "c"]) == pytest.approx(1 / 4)
+    # BPE pieces are merged first: "Ang@@ aben Ang@@ aben" = "Angaben Angaben" (1 repeat of 2 tokens)
+    assert rr(["Ang@@ aben Ang@@ aben"]) == pytest.approx(1 / 2)
+    assert rr(["a", "a"]) == 0.0  # repeats never cross sentence boundaries
+
+
+# ---------------------------------------------------------------------- the track: runs, drafters, bad config
+
+def _config(**gad_updates):
+    import yaml
+    from snakemake.utils import validate
+
+    cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+    cfg["gad"].update(gad_updates)
+    return cfg
+
+
+def test_track_runs_drafters_and_items():
+    cfg = _config(block_size=10, block_sizes=[4, 10], grid={"betas": [3], "taus": [1.0, 2.0]}, valid_sentences=50)
+    runs = gad.bench_runs(cfg, "results/x")
+    test, valid = runs["gad/bench/test"], runs["gad/bench/valid"]
+    assert [parse_method(m).label for m in test.methods] == [
+        "fairseq-beam5", "fairseq-greedy", "greedy", "nat-k10", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top5-tau3"]
+    assert [parse_method(m).label for m in valid.methods] == [
+        "fairseq-beam5", "greedy", "gad-k4", "gad-k4-top3-tau1", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top3-tau2"]
+    drafter = "results/x/gad/models/drafter_k10/model.pt"
+    assert parse_method(valid.methods[2]).drafter_args == {"checkpoint": drafter} and valid.drafters == [drafter]
+    assert (test.src, test.ref, test.lang, test.limit, valid.limit) == (
+        "results/x/data/bpe/test.en", "results/x/data/raw/test.de", "de", None, 50)
+    assert test.dictionary == "results/x/data-bin/distill/dict.en.txt" and test.checkpoint.endswith("verifier/model.pt")
+    cfg["gad"]["retrain_block_sizes"] = True
+    valid = gad.bench_runs(cfg, "r")["gad/bench/valid"]
+    assert valid.drafters == ["r/gad/models/drafter_k10/model.pt", "r/gad/models/drafter_k4/model.pt"]
+    assert parse_method(valid.methods[2]).drafter_args["checkpoint"] == "r/gad/models/drafter_k4/model.pt"
+    items = gad.table_items(cfg, "r")
+    assert list(items) == ["gad/tables/gad_table1.csv", "gad/tables/gad_table2_block_size.csv",
+                           "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
+                           "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv"]
+    assert items["gad/figures/gad_figure4_speedup.png"].inputs[-1] == "r/gad/bench/test/sentences.jsonl"
+
+
+@pytest.mark.parametrize("mutate,words", [
+    (lambda c: c["gad"].update(block_size=0), "block_size"),
+    (lambda c: c["gad"].update(high_quality={"beta": 0, "tau": 1.0}), "beta"),
+    (lambda c: c.pop("gad"), "no `gad:` section"),
 ])
-def test_parse_system_roundtrip(name, kind, k, beta, tau):
-    s = parse_system(name)
-    assert (s.kind, s.k, s.beta, s.tau) == (kind, k, beta, tau)
-    assert system_name(s.kind, k=s.k, beta=s.beta if kind == "gadpp" else None,
-                       tau=s.tau if kind == "gadpp" else None, beam=s.beam) == name
+def test_bad_config_is_a_clear_error(mutate, words):
+    cfg = _config()
+    mutate(cfg)
+    with pytest.raises(ValueError, match=words):
+        gad.bench_runs(cfg, "results/x")
 
 
-@pytest.mark.parametrize("bad", ["gad_k0", "nat_k0", "gadpp_k10_b0_t1", "gadpp_k10_b3_t-1", "beam5", "gad", "",
-                                 "at_b0", "gadpp_k-1_b3_t1"])
-def test_bad_system_names_raise_value_error(bad):
-    with pytest.raises(ValueError):
-        parse_system(bad)
+def test_bad_results_dir_and_table_name(tmp_path):
+    with pytest.raises(ValueError, match="rename it"):
+        gad.bench_runs(_config(), "results/a:b")
+    with pytest.raises(ValueError, match="no table 'gad_table5'"):
+        gad.make_table("gad_table5", _config(), str(tmp_path), str(tmp_path / "x.csv"))
+    with pytest.raises(ValueError, match="no summary.csv"):
+        gad.make_table("gad_table1", _config(), str(tmp_path), str(tmp_path / "x.csv"))
 
 
-@pytest.mark.parametrize("kw", [dict(k=0), dict(k=-3), dict(beta=0), dict(tau=-0.1), dict(tau=float("nan")),
-                                dict(k=True), dict(beta=2.5), dict(tau=float("inf"))])
-def test_system_name_checks_parameters(kw):
-    kind = "gadpp"
-    args = dict(k=10, beta=3, tau=1.0)
-    args.update(kw)
-    with pytest.raises(ValueError):
-        system_name(kind, **args)
-
+# ---------------------------------------------------------------------- the drafter's checks
 
 def test_drafter_block_size_errors():
     from fastdec.engine.nat_drafter import NATDrafter, check_block_size
@@ -89,95 +255,6 @@ def test_drafter_never_proposes_banned_symbols_and_fast_path_matches_fairseq():
         assert max(t1.tolist()) < ver.vocab_size
 
 
-# ---------------------------------------------------------------------- scoring
-
-def test_repetition_ratio():
-    assert repetition_ratio([]) == 0.0
-    assert repetition_ratio(["a b c"]) == 0.0
-    assert repetition_ratio(["a a b", "c"]) == pytest.approx(1 / 4)
-    # BPE pieces are merged first: "Ang@@ aben Ang@@ aben" = "Angaben Angaben" (1 repeat of 2 tokens)
-    assert repetition_ratio(["Ang@@ aben Ang@@ aben"]) == pytest.approx(1 / 2)
-    # repeats never cross sentence boundaries
-    assert repetition_ratio(["a", "a"]) == 0.0
-
-
-def test_postprocess_and_bleu():
-    assert postprocess("Das ist ein Te@@ st .", "de") == "Das ist ein Test."
-    score = bleu(["Das ist ein Te@@ st ."], ["Das ist ein Test."], "de")
-    assert score["bleu"] == pytest.approx(100.0) and score["signature"].startswith("nrefs:1")
-
-
-# ---------------------------------------------------------------------- tables
-
-def _summary():
-    rows = []
-    for name, tok, acc, bl, t in [("at_b5", 1.0, None, 20.0, 10.0), ("at_b1", 1.0, None, 19.5, 8.0),
-                                  ("greedy", 1.0, 0.0, 19.5, 5.0), ("nat_k4", 3.0, None, 12.0, 1.0),
-                                  ("gad_k4", 3.5, 2.5, 19.5, 2.5), ("gad_k2", 2.0, 1.0, 19.5, 3.5),
-                                  ("gadpp_k4_b3_t1", 4.0, 3.0, 19.7, 2.2), ("gadpp_k2_b3_t1", 2.5, 1.5, 19.6, 3.0),
-                                  ("gadpp_k4_b5_t3", 4.5, 3.5, 19.4, 2.0), ("gadpp_k4_b3_t3", 4.2, 3.2, 19.3, 2.1),
-                                  ("gadpp_k4_b5_t1", 4.1, 3.1, 19.6, 2.15)]:
-        s = parse_system(name)
-        engine = s.kind in ("greedy", "gad", "gadpp")
-        rows.append({"system": name, "label": s.label, "kind": s.kind, "k": s.k, "n_sentences": 10, "bleu": bl,
-                     "identical_to_greedy": 10 if s.kind in ("greedy", "gad") else 7,
-                     "identical_to_greedy_pct": 100.0 if s.kind in ("greedy", "gad") else 70.0,
-                     "mean_iterations": 20 / tok, "tokens_per_iteration": tok, "mean_accepted": acc,
-                     "mean_latency_ms": 100 * t, "total_time_s": t, "speed_vs_at_b5": 10.0 / t,
-                     "at_encoder_s": 0.1 if engine else None, "nat_encoder_s": 0.1 if s.uses_drafter else 0.0,
-                     "nat_decoder_s": 0.5 if s.uses_drafter else 0.0, "at_decoder_s": 1.0 if engine else None,
-                     "other_s": 0.05 if engine else None, "rep_ratio_pct": 0.2, "signature": "nrefs:1|x"})
-    return pd.DataFrame(rows)
-
-
-def test_table1_has_paper_numbers_and_speed():
-    t = tables.table1(_summary())
-    row = t.set_index("system")
-    assert row.loc["at_b5", "paper_bleu"] == 28.89 and row.loc["at_b5", "paper_iterations"] == "N"
-    assert row.loc["gad_k4", "paper_speed"] == 3.0 and row.loc["gadpp_k4_b5_t3", "paper_speed"] == 4.5
-    assert row.loc["gadpp_k4_b3_t1", "paper_bleu"] == 28.89 and row.loc["nat_k4", "paper_iterations"] == 1.6
-    assert row.loc["gad_k4", "speed_vs_beam5"] == 4.0 and row.loc["gad_k4", "identical_to_greedy_pct"] == 100.0
-    assert math.isnan(row.loc["gadpp_k4_b3_t3", "paper_bleu"])  # no paper row for other settings
-
-
-def test_table2_and_table3():
-    t2 = tables.table2_block_size(_summary(), [2, 4], beta=3, tau=1.0)
-    assert list(t2["system"])[:2] == ["at_b5", "greedy"] and list(t2["k"]) == ["-", "-", "2", "4"]
-    assert t2.iloc[3]["tok"] == 4.0 and t2.iloc[3]["gad_tok"] == 3.5 and t2.iloc[0]["paper_bleu"] == 26.72
-    with pytest.raises(ValueError, match="k=7"):
-        tables.table2_block_size(_summary(), [7])
-    t3 = tables.table3_beta_tau(_summary(), 4, [3, 5], [1.0, 3.0])
-    assert list(t3["tau"]) == ["greedy", "1", "3"]
-    assert t3.iloc[1]["top3_tok"] == 4.0 and t3.iloc[2]["top5_tok"] == 4.5
-    assert t3.iloc[1]["paper_top3_tok"] == 7.56 and t3.iloc[2]["paper_top5_bleu"] == 26.84
-    assert t3.iloc[0]["paper_top3_bleu"] == 26.62
-    with pytest.raises(ValueError):
-        tables.table3_beta_tau(_summary(), 4, [3], [2.0])
-
-
-def test_table7_modules_sum_to_total():
-    t = tables.table7_modules(_summary(), ["gadpp_k4_b5_t3", "greedy"])
-    assert list(t["module"]) == ["AT encoder", "NAT encoder", "NAT decoder", "AT decoder", "Others", "Total"]
-    body, total = t.iloc[:5], t.iloc[5]
-    assert body["gadpp_k4_b5_t3_ms"].sum() == pytest.approx(total["gadpp_k4_b5_t3_ms"], abs=1e-3)
-    assert body["gadpp_k4_b5_t3_pct"].sum() == pytest.approx(100.0, abs=0.05)
-    assert total["paper_ms"] == 73.46
-    with pytest.raises(ValueError, match="module times"):
-        tables.table7_modules(_summary(), ["at_b5"])
-
-
-def test_table8_and_table9():
-    t8 = tables.table8_memory([{"system": "at_b5", "device": "cpu", "after_load_mb": 100.0, "peak_mb": 110.0,
-                                "weights_mb": 30.0, "measure": "m", "sentences": 5},
-                               {"system": "gad_k4", "device": "cpu", "after_load_mb": 130.0, "peak_mb": 150.0,
-                                "weights_mb": 60.0, "measure": "m", "sentences": 5}])
-    assert list(t8["decode_extra_mb"]) == [10.0, 20.0] and list(t8["paper_mib"]) == [1237, 1621]
-    t9 = tables.table9_repetition(_summary(), ["greedy", "nat_k4", "gad_k4", "gadpp_k4_b3_t1"], hq="gadpp_k4_b3_t1")
-    r = t9.set_index("system")
-    assert r.loc["greedy", "paper_rep_pct"] == 0.18 and r.loc["gadpp_k4_b3_t1", "paper_rep_pct"] == 0.17
-    assert r.loc["cmlm_t4", "paper_rep_pct"] == 1.13 and math.isnan(r.loc["nat_k4", "paper_rep_pct"])
-
-
 # ---------------------------------------------------------------------- case study
 
 def test_format_trace_uses_the_papers_notation():
@@ -221,63 +298,3 @@ def test_trace_reproduces_the_decoding():
         assert tr.tokens == ref.tokens and len(tr.iterations) == ref.stats.iterations
         assert [t for it in tr.iterations for t in it.appended] == ref.tokens
         assert [it.accepted for it in tr.iterations] == ref.stats.accepted
-
-
-# ---------------------------------------------------------------------- runner and figure
-
-def test_run_interleaved_and_figure(tmp_path):
-    from fastdec.engine.nat_drafter import NATDrafter
-
-    model, d, ver = verifier_and_dict(0)
-    dm, _ = build_random_drafter(d, seed=1)
-    loaded = type("L", (), {"model": model, "tgt_dict": d})()
-    runner = SystemRunner(loaded, ver, lambda k: NATDrafter(dm, k=k, verifier_vocab_size=ver.vocab_size),
-                          max_len_a=0.0, max_len_b=8)
-    specs = [parse_system(s) for s in ("at_b2", "greedy", "nat_k3", "gad_k3", "gadpp_k3_b3_t1")]
-    sources = [torch.tensor([5 + i, 6, 7, d.eos()]) for i in range(4)]
-    recs = run_interleaved(runner, specs, sources, warmup=1, repeats=2)
-    assert set(recs) == {s.name for s in specs} and all(len(v) == 4 for v in recs.values())
-    for a, b in zip(recs["gad_k3"], recs["greedy"]):
-        assert a.tokens == b.tokens and a.nat_encoder > 0 and a.nat_decoder > 0
-    with pytest.raises(ValueError):
-        run_interleaved(runner, specs + specs[:1], sources)
-    df = pd.DataFrame([r.to_dict() for v in recs.values() for r in v])
-    sp = per_sentence_speedup(df, "gad_k3", "at_b2")
-    assert len(sp) == 4 and (sp > 0).all()
-    stats = speedup_histogram(sp, str(tmp_path / "fig.png"), title="t")
-    assert (tmp_path / "fig.png").stat().st_size > 1000 and stats["sentences"] == 4
-    with pytest.raises(ValueError):
-        per_sentence_speedup(df, "gad_k9", "at_b2")
-
-
-# ---------------------------------------------------------------------- workflow plan
-
-def test_gad_plan_names_and_spec():
-    import json
-
-    cfg = {"block_size": 10, "init_from_verifier": "all", "high_quality": {"beta": 3, "tau": 1.0},
-           "high_efficiency": {"beta": 5, "tau": 3.0}, "block_sizes": [4, 10], "retrain_block_sizes": False,
-           "table2": {"beta": 3, "tau": 1.0}, "grid": {"betas": [3], "taus": [1.0, 2.0]},
-           "train": {"arch": "nat_block_drafter_demo", "max_update": 5, "max_tokens": 100, "lr": 1e-3,
-                     "max_minutes": 6, "extra_args": {"share-all-embeddings": True}},
-           "glancing": {"start": 0.5, "end": 0.3, "anneal_updates": 100}, "valid_sentences": 50}
-    p = GadPlan(cfg, "results/x", 5, "en", "de")
-    assert p.test_systems == ["at_b5", "at_b1", "greedy", "nat_k10", "gad_k10", "gadpp_k10_b3_t1",
-                              "gadpp_k10_b5_t3"]
-    assert p.valid_systems == ["at_b5", "greedy", "gad_k4", "gadpp_k4_b3_t1", "gad_k10", "gadpp_k10_b3_t1",
-                               "gadpp_k10_b3_t2"]
-    assert p.drafter(4) == p.drafter(10) == "results/x/gad/models/drafter_k10/model.pt"
-    assert p.limit_arg("valid") == "--limit 50" and p.limit_arg("test") == ""
-    spec = json.loads(p.train_spec(4, init="init.pt"))
-    assert spec["extra_args"]["block-size"] == 4 and spec["extra_args"]["finetune-from-model"] == "init.pt"
-    assert spec["max_minutes"] == 6  # fastdec.train turns it into --stop-time-hours
-    cfg["retrain_block_sizes"] = True
-    assert GadPlan(cfg, "r", 5, "en", "de").drafter(4) == "r/gad/models/drafter_k4/model.pt"
-
-
-def test_table1_paper_reference_per_benchmark():
-    t = tables.table1(_summary(), "wmt16_en-ro").set_index("system")
-    assert t.loc["gad_k4", "paper_bleu"] == 34.83 and t.loc["gad_k4", "paper_iterations"] == 6.4
-    assert t.loc["at_b5", "paper_bleu"] == 34.96
-    with pytest.raises(ValueError, match="paper reference"):
-        tables.table1(_summary(), "wmt99")

@@ -1,20 +1,31 @@
-"""Per-sentence analysis, Table 1/12/2 builders and Figure 5 from small JSON/CSV fixtures (fast)."""
-import csv
+"""The GEC track on a small synthetic results directory (fastdec.bench.results.write_run): runs and tables of
+fastdec.tracks.gec, `fastdec tables gec ...`, Tables 1/12/2 and Figure 5; per-sentence analysis helpers (fast)."""
+import copy
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from snakemake.utils import validate
 
-from fastdec.gec import analysis, tables
+from fastdec.bench.methods import parse_methods
+from fastdec.bench.results import Record, write_run
+from fastdec.gec import analysis
 from fastdec.gec.examples import render_blocks, select_examples, table2
 from fastdec.gec.figures import figure5
 from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE12
+from fastdec.text import remove_bpe, write_lines
+from fastdec.tracks import gec
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_remove_bpe_levenshtein_edit_ratio():
-    assert analysis.remove_bpe("Ді@@ ти ходять до шко@@ ли@@") == "Діти ходять до школи"
+    assert remove_bpe("Ді@@ ти ходять до шко@@ ли@@") == "Діти ходять до школи"
     assert analysis.levenshtein("a b c".split(), "a c d".split()) == 2
     # the paper's Table 2 example: "the" inserted, advantage -> advantages: 2 edits over 15 input words = 0.13
     src = "As a result , people have more time to enjoy advantage of modern life ."
@@ -43,78 +54,154 @@ def test_spearman():
     assert math.isnan(analysis.spearman([1, 1], [1, 2]))
 
 
-BENCH_COLS = ["label", "method", "batch_size", "n_sentences", "wall_time", "sent_per_s", "mean_time_ms",
-              "speedup_vs_beam", "identical_to_greedy", "mean_iterations", "tokens_per_iteration",
-              "mean_accepted_per_iteration", "time_encoder", "time_drafter", "time_verifier", "time_other",
-              "peak_mem_mb", "device", "dtype", "threads", "params"]
+# --- a synthetic GEC results directory -------------------------------------------------------------------------
+VOCAB = {5: "a", 6: "b@@", 7: "c", 8: "d", 9: "e", 10: "f"}
+SOURCES = ["a bc d", "e f", "a d", "f e a"]          # set.src (words)
+GREEDY = [[5, 6, 7, 8, 2], [9, 10, 2], [5, 9, 8, 2], [10, 9, 5, 2]]
+# per-sentence times (s) of each method; beam 5 takes 2.0 s in all, engine greedy 1.2 s, IAD 0.4 s
+TIMES = {"fairseq-beam5": 0.5, "fairseq-greedy": 0.4, "greedy": 0.3, "iad": 0.1, "iad-draft2": 0.15}
+# IAD: accepted draft tokens per iteration (sum + iterations = output tokens incl. EOS)
+ACCEPTED = {"iad": [[4], [2], [0, 2], [3]], "iad-draft2": [[2, 0], [2], [0, 2], [2, 0]]}
 
 
-def write_bench(path, times, identical=None, n=10, threads=1):
-    identical = identical or {}
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=BENCH_COLS)
-        w.writeheader()
-        for label, method in (("fairseq-beam5", "fairseq-beam"), ("fairseq-greedy", "fairseq-greedy"),
-                              ("greedy", "greedy"), ("iad", "iad")):
-            w.writerow({"label": label, "method": method, "batch_size": 1, "n_sentences": n,
-                        "wall_time": times[method], "identical_to_greedy": identical.get(method, n),
-                        "mean_iterations": 20.0 if method != "iad" else 4.5, "tokens_per_iteration": 1.0,
-                        "device": "cpu", "threads": threads, "params": "{}"})
-    return path
+def gec_config(**benchmark):
+    cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    g = copy.deepcopy(cfg["gec"])
+    g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], **benchmark})
+    validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
+    return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
 
 
-def write_m2(path, p, r, f):
-    Path(path).write_text(json.dumps({"precision": p, "recall": r, "f0.5": f, "approximate_sentences": 0}))
-    return str(path)
+def write_gec_run(path, speed=1.0, lossy=False):
+    """A run of the GEC methods: beam 5 differs from greedy on sentence 0; with ``lossy`` the capped IAD too."""
+    methods = parse_methods("fairseq:beam=5,fairseq:beam=1,greedy,iad,iad:max_draft_len=2")
+    recs = {}
+    for m in methods:
+        toks = [list(t) for t in GREEDY]
+        if m.label == "fairseq-beam5" or (lossy and m.label == "iad-draft2"):
+            toks[0] = [5, 7, 2]
+        acc = ACCEPTED.get(m.label, [[0] * len(t) for t in toks])
+        if lossy and m.label == "iad-draft2":
+            acc = [[2]] + acc[1:]
+        recs[m.label] = [Record(m.label, i, t, TIMES[m.label] * speed, len(a), accepted=a, drafted=[x + 1 for x in a])
+                         for i, (t, a) in enumerate(zip(toks, acc))]
+    write_run(str(path), methods, recs, lambda toks: " ".join(VOCAB[t] for t in toks if t != 2),
+              meta={"device": "cpu", "threads": 1})
 
 
-def test_table1_from_fixtures(tmp_path):
-    bench = write_bench(tmp_path / "bench.csv", {"fairseq-beam": 10.0, "fairseq-greedy": 8.0, "greedy": 7.5,
-                                                 "iad": 2.0}, identical={"fairseq-beam": 7})
-    m2 = [write_m2(tmp_path / f"m2.{lab}.json", 0.5, 0.2, 0.385) for lab in
-          ("fairseq-beam5", "fairseq-greedy", "greedy", "iad")]
-    df = tables.table1(bench, m2, beam=5, split="test", corpus="uagec")
-    assert list(df["method"]) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad"]
-    row = df.set_index("method").loc["iad"]
-    assert row["speedup_vs_beam"] == 5.0 and row["total_latency_s"] == 2.0 and row["ms_per_sentence"] == 200.0
-    assert row["speedup_vs_engine_greedy"] == 3.75
-    assert row["P"] == 50.0 and row["R"] == 20.0 and row["F0.5"] == 38.5
-    assert row["identical_to_greedy_pct"] == 100.0 and row["mean_iterations"] == 4.5
-    assert row["paper_speedup"] == IAD_TABLE1["iad"]["speedup"] and row["paper_F0.5"] == 38.36
-    assert df.set_index("method").loc["fairseq-beam5", "identical_to_greedy_pct"] == 70.0
-    assert pd.isna(df.set_index("method").loc["greedy", "paper_speedup"])  # no paper row for the engine's greedy
-    assert tables.check_identical(bench) == (10, 10)
-    with pytest.raises(tables.TableError, match="m2.<label>.json"):
-        tables.table1(bench, [str(tmp_path / "bench.csv")])
+@pytest.fixture
+def results(tmp_path):
+    """results/<experiment> with the Table 1 run (1 thread, reused by Table 12), a 2-thread run, M2 scores."""
+    R = tmp_path / "results/synthetic"
+    write_lines(R / "gec/bench/set.src", SOURCES)
+    write_gec_run(R / "gec/bench/cpu-t1-n4")
+    write_gec_run(R / "gec/bench/cpu-t2-n4", speed=0.5)
+    for label, p in (("fairseq-beam5", 0.5), ("fairseq-greedy", 0.4), ("greedy", 0.4), ("iad", 0.4),
+                     ("iad-draft2", 0.4)):
+        (R / f"gec/bench/cpu-t1-n4/m2.{label}.json").write_text(json.dumps(
+            {"precision": p, "recall": 0.2, "f0.5": 0.385, "approximate_sentences": 0}))
+    return R
 
 
-def test_table1_adds_draft_capped_iad_rows_and_checks_them_too(tmp_path):
-    bench = write_bench(tmp_path / "bench.csv", {"fairseq-beam": 10.0, "fairseq-greedy": 8.0, "greedy": 7.5,
-                                                 "iad": 2.0})
-    with open(bench, "a", newline="") as f:  # what benchmark_decoding.py --max-draft-lens 16,4 adds
-        w = csv.DictWriter(f, fieldnames=BENCH_COLS)
-        for cap, t, same in ((16, 1.6, 10), (4, 2.5, 9)):
-            w.writerow({"label": f"iad-draft{cap}", "method": "iad", "batch_size": 1, "n_sentences": 10,
-                        "wall_time": t, "identical_to_greedy": same, "mean_iterations": 5.0,
-                        "tokens_per_iteration": 3.0, "device": "cpu", "threads": 1, "params": "{}"})
-    df = tables.table1(bench, beam=5).set_index("method")
-    assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-draft4", "iad-draft16"]
-    assert df.loc["iad-draft16", "system"] == "engine IAD, drafts of at most 16 tokens"
-    assert df.loc["iad-draft16", "speedup_vs_beam"] == 6.25 and pd.isna(df.loc["iad-draft16", "paper_speedup"])
-    assert list(tables.read_bench(bench).index) == ["fairseq-beam", "fairseq-greedy", "greedy", "iad"]
-    assert tables.check_identical(bench) == (29, 30)  # a capped run that is not lossless is caught as well
-    assert tables.table12({1: bench}).set_index("threads").loc[1, "iad_speedup"] == 5.0
+def test_bench_runs_and_table_items(results):
+    cfg = gec_config()
+    runs = gec.bench_runs(cfg, "R")
+    assert list(runs) == ["gec/bench/cpu-t1-n4", "gec/bench/cpu-t2-n4"]  # Table 1's run is Table 12's 1-thread run
+    r = runs["gec/bench/cpu-t2-n4"]
+    assert r.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad", "iad:max_draft_len=2"]
+    assert (r.threads, r.limit, r.device, r.gpus, r.exclusive) == (2, 4, "cpu", 0, True)
+    assert r.checkpoint == "R/gec/models/gec/model.pt" and r.src == "R/gec/bench/set.bpe"
+    assert r.dictionary == "R/gec/data-bin/dict.src.txt"
+    cuda = gec.bench_runs(gec_config(sentences=None, cpu_sentences=2, gpus=1) | {"device": "cuda"}, "R")
+    assert list(cuda) == ["gec/bench/cuda-t1-nall", "gec/bench/cpu-t2-n2", "gec/bench/cpu-t1-n2"]
+    assert cuda["gec/bench/cuda-t1-nall"].gpus == 1 and cuda["gec/bench/cuda-t1-nall"].limit is None
+    items = gec.table_items(cfg, str(results))
+    assert list(items) == ["gec/tables/gec_table1.csv", "gec/figures/gec_figure5.png", "gec/tables/gec_table2.csv",
+                           "gec/tables/gec_table12.csv"]
+    missing = [p for item in items.values() for p in item.inputs if not Path(p).is_file()]
+    assert not missing  # the synthetic results directory holds exactly what the tables read
+    with pytest.raises(ValueError, match="beam must be >= 2"):
+        gec.bench_runs(gec_config(beam=1), "R")
 
 
-def test_table12_rows_for_our_and_the_papers_thread_counts(tmp_path):
-    b2 = write_bench(tmp_path / "t2.csv", {"fairseq-beam": 6.0, "fairseq-greedy": 5.0, "greedy": 5.0, "iad": 1.5})
-    b1 = write_bench(tmp_path / "t1.csv", {"fairseq-beam": 9.0, "fairseq-greedy": 7.0, "greedy": 7.0, "iad": 2.0})
-    df = tables.table12({2: b2, 1: b1}, model="3+3").set_index("threads")
+def tables_cli(cfg, results, name, output):
+    return subprocess.run([sys.executable, "-m", "fastdec", "tables", "gec", name, "--config", json.dumps(cfg),
+                           "--results", str(results), "--output", str(output)], capture_output=True, text=True,
+                          cwd=REPO)
+
+
+def test_table1_cli(results):
+    out = results / "gec/tables/gec_table1.csv"
+    r = tables_cli(gec_config(), results, "gec_table1", out)
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(out).set_index("method")
+    assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-draft2"]
+    assert df.loc["iad-draft2", "system"] == "engine IAD, drafts of at most 2 tokens"
+    iad = df.loc["iad"]
+    assert iad["system"] == "engine IAD" and iad["n_sentences"] == 4
+    assert iad["total_time_s"] == 0.4 and iad["ms_per_sentence"] == 100.0
+    assert iad["speedup_vs_beam"] == 5.0 and iad["speedup_vs_greedy"] == 3.0
+    assert df.loc["iad-draft2", "speedup_vs_beam"] == 3.33 and df.loc["fairseq-greedy", "speedup_vs_beam"] == 1.25
+    assert iad["P"] == 40.0 and iad["R"] == 20.0 and iad["F0.5"] == 38.5 and df.loc["fairseq-beam5", "P"] == 50.0
+    assert iad["identical_to_greedy_pct"] == 100.0 and df.loc["fairseq-beam5", "identical_to_greedy_pct"] == 75.0
+    assert iad["mean_iterations"] == 1.25 and iad["tokens_per_iteration"] == 3.2  # 16 tokens in 5 passes
+    assert df.loc["iad-draft2", "mean_iterations"] == 1.75
+    assert iad["paper_speedup"] == IAD_TABLE1["iad"]["speedup"] and iad["paper_F0.5"] == 38.36
+    assert pd.isna(df.loc["greedy", "paper_speedup"]) and pd.isna(df.loc["iad-draft2", "paper_speedup"])
+    assert iad["device"] == "cpu" and iad["threads"] == 1 and iad["eval_set"] == "uagec test"
+
+
+def test_table1_refuses_a_lossy_iad_unless_told(tmp_path, results):
+    write_gec_run(results / "gec/bench/cpu-t1-n4", lossy=True)
+    out = tmp_path / "t1.csv"
+    r = tables_cli(gec_config(), results, "gec_table1", out)
+    assert r.returncode == 2 and "iad-draft2: 3/4" in r.stderr and "lossless" in r.stderr and not out.exists()
+    r = tables_cli(gec_config(strict_identical=False), results, "gec_table1", out)
+    assert r.returncode == 0 and "WARNING" in r.stderr
+    assert pd.read_csv(out).set_index("method").loc["iad-draft2", "identical_to_greedy_pct"] == 75.0
+
+
+def test_table1_missing_inputs_and_unknown_table_are_clear_errors(tmp_path, results):
+    r = tables_cli(gec_config(), tmp_path / "nothing", "gec_table1", tmp_path / "t.csv")
+    assert r.returncode == 2 and "no summary.csv" in r.stderr
+    (results / "gec/bench/cpu-t1-n4/m2.iad.json").unlink()
+    r = tables_cli(gec_config(), results, "gec_table1", tmp_path / "t.csv")
+    assert r.returncode == 2 and "m2.iad.json: no M2 score" in r.stderr
+    r = tables_cli(gec_config(), tmp_path, "gec_table9", tmp_path / "t.csv")
+    assert r.returncode == 2 and "gec_table12" in r.stderr
+
+
+def test_table12_rows_for_our_and_the_papers_thread_counts(tmp_path, results):
+    out = tmp_path / "t12.csv"
+    gec.make_table("gec_table12", gec_config(), str(results), str(out))
+    df = pd.read_csv(out).set_index("threads")
     assert list(df.index) == [8, 2, 1]
-    assert df.loc[2, "iad_speedup"] == 4.0 and df.loc[2, "paper_iad_speedup"] == IAD_TABLE12[2]["iad_speedup"]
-    assert df.loc[1, "iad_speedup"] == 4.5 and pd.isna(df.loc[1, "paper_iad_speedup"])
+    assert df.loc[2, "iad_speedup"] == 5.0 and df.loc[2, "paper_iad_speedup"] == IAD_TABLE12[2]["iad_speedup"]
+    assert df.loc[2, "beam5_latency_s"] == 1.0 and df.loc[1, "iad_latency_s"] == 0.4
+    assert df.loc[1, "fairseq_greedy_speedup"] == 1.25 and pd.isna(df.loc[1, "paper_iad_speedup"])
+    assert df.loc[1, "iad_identical_to_greedy_pct"] == 100.0 and df.loc[1, "sentences"] == 4
     assert pd.isna(df.loc[8, "iad_speedup"]) and df.loc[8, "paper_iad_speedup"] == 6.5
-    assert pd.isna(df.loc[8, "model"]) and df.loc[2, "model"] == "3+3"
+    assert pd.isna(df.loc[8, "model"]) and df.loc[2, "model"] == "1+1 (transformer, 64)"
+
+
+def test_figure5_and_table2_from_the_run(tmp_path, results, capsys):
+    cfg = gec_config()
+    gec.make_table("gec_figure5", cfg, str(results), str(tmp_path / "f5.png"))
+    assert (tmp_path / "f5.png").read_bytes()[:4] == b"\x89PNG"
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["sentences"] == 4 and summary["identical_to_greedy"] == 4 and summary["blocks_unavailable"] == 0
+    assert summary["unedited_sentences"] == 3  # only "a d" -> "a e d" is edited
+    gec.make_table("gec_table2", cfg, str(results), str(tmp_path / "t2.csv"))
+    df = pd.read_csv(tmp_path / "t2.csv").set_index("sentence")
+    assert len(df) == 4 and (df["speedup"] == 3.0).all()
+    assert df.loc[1, "output"] == "[a bc d]₀" and df.loc[1, "input"] == "a bc d" and df.loc[1, "edit_ratio"] == 0.0
+    assert df.loc[3, "output"] == "⟨a⟩₀ [e d]₁" and df.loc[3, "parallel_tokens_pct"] == pytest.approx(66.7)
+
+
+def test_per_sentence_checks_counts():
+    recs = [Record("greedy", 0, [5, 2], 0.2, 2)]
+    with pytest.raises(analysis.AnalysisError, match="IAD records: 0 entries for 1"):
+        analysis.per_sentence(["a"], recs, [], ["a"])
 
 
 def rows_fixture():

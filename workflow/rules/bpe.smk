@@ -1,21 +1,23 @@
-# Joint BPE over both training sides, applied to every split, then binarised with one joined dictionary.
+# Joint BPE over both training sides, applied to every split, then binarised with one joined dictionary: ONE rule
+# each for every dataset of the plan (fastdec/workflow/plan.py, Plan.datasets): the MT chain's ({ds} = "",
+# data-bin/raw) and the GEC track's ({ds} = "gec/", gec/data-bin).
 
 
 rule learn_bpe:
     input:
-        expand(f"{R}/data/tok/train.{{lang}}", lang=[SRC, TGT]),
+        P.bpe_train_text,
     output:
-        f"{R}/data/bpe/codes",
+        f"{R}/{{ds}}data/bpe/codes",
     params:
-        merges=config["bpe"]["merges"],
-        min_freq=config["bpe"].get("min_frequency", 2),
+        merges=P.bpe_merges,
+        min_freq=P.bpe_min_frequency,
+    wildcard_constraints:
+        **P.bpe_constraints(),
     log:
-        log("learn_bpe"),
+        log("{ds}learn_bpe"),
     benchmark:
-        bench("learn_bpe")
+        bench("{ds}learn_bpe")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=8000,
         runtime=120,
@@ -26,19 +28,18 @@ rule learn_bpe:
 
 rule apply_bpe:
     input:
-        codes=f"{R}/data/bpe/codes",
-        text=f"{R}/data/tok/{{split}}.{{lang}}",
+        codes=f"{R}/{{ds}}data/bpe/codes",
+        text=P.bpe_text,
     output:
-        f"{R}/data/bpe/{{split}}.{{lang}}",
+        f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
     wildcard_constraints:
         split="train|valid|test",
+        **P.bpe_constraints(),
     log:
-        log("apply_bpe_{split}.{lang}"),
+        log("{ds}apply_bpe_{split}.{lang}"),
     benchmark:
-        bench("apply_bpe_{split}.{lang}")
+        bench("{ds}apply_bpe_{split}.{lang}")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=2000,
         runtime=60,
@@ -46,51 +47,28 @@ rule apply_bpe:
         "$PY $SCRIPTS/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
 
 
-rule latency_subset:
-    # The batch-1 latency runs decode the first N test sentences (config decode.latency_sentences).
-    input:
-        f"{R}/data/bpe/test.{{lang}}",
-    output:
-        f"{R}/data/bpe/latency.{{lang}}",
-    params:
-        n=config["decode"].get("latency_sentences") or 10**9,
-    log:
-        log("latency_subset.{lang}"),
-    benchmark:
-        bench("latency_subset.{lang}")
-    threads: 1
-    conda:
-        CONDA_ENV
-    resources:
-        mem_mb=500,
-        runtime=5,
-    shell:
-        "head -n {params.n} {input} > {output} 2> {log}"
-
-
 rule binarize:
+    # declared output: the source dictionary (fairseq writes both, and the .bin/.idx files beside them)
     input:
-        expand(f"{R}/data/bpe/{{split}}.{{lang}}", split=SPLITS + ["latency"], lang=[SRC, TGT]),
+        P.binarize_inputs,
     output:
-        dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
-        stamp=f"{R}/data-bin/raw/train.{SRC}-{TGT}.{SRC}.bin",
+        f"{R}/{{bin}}/dict.{{src}}.txt",
     params:
         prefix=lambda wc, input: os.path.dirname(input[0]),
-        dest=lambda wc, output: os.path.dirname(output.dict),
-        langs=f"--source-lang {SRC} --target-lang {TGT}",
+        dest=lambda wc, output: os.path.dirname(output[0]),
+        tgt=P.binarize_tgt,
+        tests=P.binarize_test_arg,
+    wildcard_constraints:
+        **P.bin_constraints(),
     log:
-        log("binarize"),
+        log("{bin}/binarize.{src}"),
     benchmark:
-        bench("binarize")
+        bench("{bin}/binarize.{src}")
     threads: 2
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=4000,
         runtime=60,
     shell:
-        # test1 = the latency subset (fairseq names a second --testpref split "test1").
-        "$PY -m fairseq_cli.preprocess {params.langs} "
-        "--trainpref {params.prefix}/train --validpref {params.prefix}/valid "
-        "--testpref {params.prefix}/test,{params.prefix}/latency --destdir {params.dest} "
-        "--joined-dictionary --workers {threads} > {log} 2>&1"
+        "$PY -m fairseq_cli.preprocess --source-lang {wildcards.src} --target-lang {params.tgt} "
+        "--trainpref {params.prefix}/train --validpref {params.prefix}/valid {params.tests} "
+        "--destdir {params.dest} --joined-dictionary --workers {threads} > {log} 2>&1"

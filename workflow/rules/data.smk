@@ -1,29 +1,5 @@
-# Data: embedded corpus (default) or downloaded archives (paper scale) -> checked, cleaned plain text -> tokens.
-
-rule fetch_archive:
-    output:
-        "results/downloads/{archive}",
-    params:
-        url=lambda wc: DATA["download"]["archives"][wc.archive]["url"],
-        sha=lambda wc: (
-            f"--sha256 {DATA['download']['archives'][wc.archive]['sha256']}"
-            if DATA["download"]["archives"][wc.archive].get("sha256")
-            else ""
-        ),
-    log:
-        "results/downloads/logs/{archive}.log",
-    benchmark:
-        "results/downloads/benchmarks/{archive}.tsv"
-    threads: 1
-    conda:
-        CONDA_ENV
-    resources:
-        mem_mb=500,
-        runtime=120,
-    retries: 2
-    shell:
-        "$PY $SCRIPTS/fetch_archive.py --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"
-
+# MT chain data: embedded corpus (default) or downloaded archives (paper scale, fetch.smk) -> checked, cleaned plain
+# text -> tokens; the latency subset of the BPE'd test set.
 
 rule prepare_split:
     input:
@@ -46,8 +22,6 @@ rule prepare_split:
     benchmark:
         bench("prepare_{split}")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=4000,
         runtime=30,
@@ -69,10 +43,28 @@ rule tokenize:
     benchmark:
         bench("tokenize_{split}.{lang}")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=2000,
         runtime=60,
     shell:
         "$PY $SCRIPTS/tokenize_text.py --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+
+
+rule latency_subset:
+    # The batch-1 latency runs decode the first N test sentences (config decode.latency_sentences).
+    input:
+        f"{R}/data/bpe/test.{{lang}}",
+    output:
+        f"{R}/data/bpe/latency.{{lang}}",
+    params:
+        n=DEC.get("latency_sentences") or 10**9,
+    log:
+        log("latency_subset.{lang}"),
+    benchmark:
+        bench("latency_subset.{lang}")
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    shell:
+        "head -n {params.n} {input} > {output} 2> {log}"

@@ -27,8 +27,6 @@ rule decode_fairseq:
     benchmark:
         bench("decode_{system}_{run}")
     threads: DEC["threads"]
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=DEC["mem_mb"],
         runtime=DEC["runtime"],

@@ -12,8 +12,6 @@ rule shard_train:
     benchmark:
         bench("distill_shard")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=2000,
         runtime=10,
@@ -43,8 +41,6 @@ rule distill_shard:
     benchmark:
         bench("distill_translate_{shard}")
     threads: KD["threads"]
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=KD["mem_mb"],
         runtime=KD["runtime"],
@@ -69,8 +65,6 @@ rule distill_gather:
     benchmark:
         bench("distill_gather")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=2000,
         runtime=10,
@@ -97,8 +91,6 @@ rule binarize_distill:
     benchmark:
         bench("binarize_distill")
     threads: 2
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=4000,
         runtime=60,

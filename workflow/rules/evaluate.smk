@@ -1,4 +1,5 @@
 # Scoring: sacreBLEU (with its signature) against the untokenised references, and the identical-to-greedy count.
+# The table (tables/table1_at.csv) is written by the table rule of experiments.smk (fastdec/tracks/mt.py).
 
 
 rule score_bleu:
@@ -16,8 +17,6 @@ rule score_bleu:
     benchmark:
         bench("score_{system}")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=1000,
         runtime=10,
@@ -25,30 +24,3 @@ rule score_bleu:
         "$PY $SCRIPTS/score.py --system {wildcards.system} --hyp {input.hyp} --ref {input.ref} "
         "--timing {input.timing} --latency {input.latency} --greedy {input.greedy} --tok {input.tok} "
         "--output {output} > {log} 2>&1"
-
-
-rule table_at:
-    input:
-        [f"{R}/eval/{s}.json" for s in AT_SYSTEMS],
-    output:
-        report(
-            f"{R}/tables/table1_at.csv",
-            caption="../report/table1_at.rst",
-            category="Translation (GAD paper)",
-        ),
-    log:
-        log("table_at"),
-    benchmark:
-        bench("table_at")
-    threads: 1
-    conda:
-        CONDA_ENV
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    shell:
-        "$PY $SCRIPTS/make_table.py at --inputs {input} --output {output} > {log} 2>&1"
-
-
-if TRACKS["mt_at"]:
-    REPORT_ITEMS.append(f"{R}/tables/table1_at.csv")

@@ -3,7 +3,7 @@
 
 rule report:
     input:
-        tables=lambda wc: REPORT_ITEMS,
+        tables=lambda wc: [f"{R}/{item}" for item in TABLES] + REPORT_ITEMS,
     output:
         report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
     params:
@@ -14,8 +14,6 @@ rule report:
     benchmark:
         bench("report")
     threads: 1
-    conda:
-        CONDA_ENV
     resources:
         mem_mb=1000,
         runtime=5,

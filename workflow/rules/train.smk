@@ -1,36 +1,37 @@
-# AT models: the teacher and the no-KD baseline train on the original data, the verifier on the Seq-KD data.
-rule train_at:
+# ONE training rule for every model: the MT chain's teacher, baseline and verifier, the GEC model, the GAD drafters
+# and the Blockwise models, at results/<experiment>/<track>models/<name>/ (model.pt, train.json, checkpoints/).
+# Inputs, spec, task/criterion/--user-dir, resources and priority of each: fastdec/workflow/models.py. Resumable:
+# scripts/train.py continues from checkpoints/checkpoint_last.pt.
+MODELS = P.models
+
+
+rule train:
     input:
-        data=lambda wc: f"{AT_DATA[wc.model]}/dict.{SRC}.txt",
+        unpack(MODELS.inputs),
     output:
-        model=f"{R}/models/{{model}}/model.pt",
-        summary=f"{R}/models/{{model}}/train.json",
+        model=f"{R}/{{track}}models/{{name}}/model.pt",
+        summary=f"{R}/{{track}}models/{{name}}/train.json",
     params:
-        spec=lambda wc: json.dumps(train_spec(wc.model)),
-        data=lambda wc: AT_DATA[wc.model],
-        save_dir=f"{R}/models/{{model}}/checkpoints",
+        spec=MODELS.spec,
+        data=MODELS.data,
+        save_dir=f"{R}/{{track}}models/{{name}}/checkpoints",
         device=config["device"],
+        flags=MODELS.flags,
     wildcard_constraints:
-        model="baseline|verifier",
+        track=MODELS.track_regex(),
+        name=MODELS.name_regex(),
     log:
-        log("train_{model}"),
+        log("{track}train_{name}"),
     benchmark:
-        bench("train_{model}")
-    threads: lambda wc: train_spec(wc.model).get("threads", 2)
-    conda:
-        CONDA_ENV
+        bench("{track}train_{name}")
+    threads: MODELS.threads
     resources:
-        mem_mb=lambda wc: train_spec(wc.model).get("mem_mb", 4000),
-        runtime=lambda wc: train_spec(wc.model).get("runtime", 60),
-        gpu=lambda wc: train_spec(wc.model).get("gpus", 0),
+        mem_mb=MODELS.resource("mem_mb"),
+        runtime=MODELS.resource("runtime"),
+        gpu=MODELS.resource("gpus"),
+    # the teacher (-> Seq-KD -> verifier -> drafters) and the GEC model head the longest chains
+    priority: MODELS.priority
     shell:
         "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
         "--model-out {output.model} --summary {output.summary} --device {params.device} "
-        "--threads {threads} >> {log} 2>&1"
-
-
-# The teacher is on the critical path (teacher -> Seq-KD -> verifier): schedule it before the baseline.
-use rule train_at as train_teacher with:
-    wildcard_constraints:
-        model="teacher",
-    priority: 50
+        "--threads {threads} {params.flags} >> {log} 2>&1"

@@ -1,10 +1,11 @@
-"""Helpers of workflow/rules/blockwise.smk (kept here so the rules file holds rules only): the variants of
-Table 1, the fairseq-train spec of a blockwise model, and the decoding settings of each evaluation run.
+"""What the Blockwise track builds (workflow/rules/blockwise.smk, and the training rule through
+fastdec.workflow.models): the variants of Table 1, the fairseq-train spec of a blockwise model, and the decoding
+settings of each evaluation run.
 All functions take the validated ``blockwise:`` config section (defaults filled in by the schema).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import List
 
 # variant -> (base AT model of the MT chain, data-bin folder, base parameters frozen)
 VARIANT_SETUP = {
@@ -58,57 +59,3 @@ def train_spec(bw: dict, variant: str, k, base: str) -> dict:
     if not VARIANT_SETUP[variant][2] and t.get("finetune_lr"):
         spec["lr"] = t["finetune_lr"]
     return spec
-
-
-def decode_block_sizes(bw: dict, k) -> List[int]:
-    """Block sizes a model trained with K = k is decoded at (its first k heads serve every smaller k)."""
-    k = int(k)
-    return [x for x in sorted(bw["block_sizes"]) if x <= k] if bw["share_heads"] else [k]
-
-
-def valid_settings(bw: dict, variant: str, k) -> str:
-    """Settings of the valid-set run: exact for every k; plus top-k and minimum block sizes for "both"."""
-    ks = decode_block_sizes(bw, k)
-    dec = bw["decode"]
-    settings = [f"k{x}" for x in ks]
-    if variant == "both":
-        settings += [f"k{x}-top{t}" for x in ks for t in dec["topk"]]
-        settings += [f"k{x}-min{ell}" for x in ks for ell in dec["min_block_sizes"] if ell <= x]
-    return ",".join(settings)
-
-
-def test_settings(bw: dict, k, device: str) -> str:
-    """Settings of the test-set benchmark: exact for every k (and the other head precision on CPU)."""
-    ks = decode_block_sizes(bw, k)
-    dec = bw["decode"]
-    settings = [f"k{x}" for x in ks]
-    if dec["compare_precision"] and device == "cpu":
-        other = "float" if dec["head_precision"] == "int8" else "int8"
-        settings += [f"k{x}-{other}" for x in ks]
-    return ",".join(settings)
-
-
-def limit_arg(n) -> str:
-    return f"--limit {n}" if n else ""
-
-
-# Tables that need the "both" models (Sec. 5 / 7.3 / Table 4 use the fine-tuned, distilled models).
-TABLES = {
-    "table1": "blockwise_table1.csv",
-    "table1_png": "blockwise_table1_scatter.png",
-    "approx": "blockwise_approx.csv",
-    "minblock": "blockwise_minblock.csv",
-    "figure4": "blockwise_figure4.csv",
-    "figure4_png": "blockwise_figure4.png",
-    "table4": "blockwise_table4.csv",
-}
-BOTH_ONLY = ("approx", "minblock", "figure4", "figure4_png", "table4")
-
-
-def table_outputs(bw: dict, table_dir: str, gad_summaries: Sequence[str] = ()) -> Dict[str, str]:
-    """name -> path of every table/figure the track writes (the comparison only with the GAD track's summary)."""
-    both = "both" in bw["variants"]
-    out = {name: f"{table_dir}/{fname}" for name, fname in TABLES.items() if both or name not in BOTH_ONLY}
-    if both and gad_summaries:
-        out["vs_gad"] = f"{table_dir}/blockwise_vs_gad.csv"
-    return out

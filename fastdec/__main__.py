@@ -1,0 +1,5 @@
+import sys
+
+from fastdec.cli import main
+
+sys.exit(main())

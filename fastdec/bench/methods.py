@@ -1,0 +1,196 @@
+"""One method spec and one grammar for every decoding method of every track.
+
+A method is written ``NAME[:KEY=VALUE[:KEY=VALUE ...]]``:
+
+==============  =====================================================  ==============================================
+NAME            what decodes                                           keys (defaults)
+==============  =====================================================  ==============================================
+``fairseq``     fairseq's ``SequenceGenerator`` (the papers' baseline)  ``beam`` (5), ``batch`` (1)
+``greedy``      the engine with no drafter (the lossless reference)     --
+``iad``         engine + input-copy drafter (IAD, Ge et al.)            ``max_ngram`` (3), ``min_ngram`` (1)
+``gad``         engine + NAT block drafter (GAD; GAD++ with beta > 1)   ``k``, ``checkpoint``
+``nat``         the NAT block drafter alone, no verifier                ``k``, ``checkpoint``
+``blockwise``   engine + Blockwise proposal heads (Stern et al.)        ``k``, ``precision`` (float | int8)
+==============  =====================================================  ==============================================
+
+Keys every engine method takes: ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
+``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
+drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
+
+Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``iad:max_draft_len=16``, ``gad:k=10``,
+``gad:k=10:beta=3:tau=1``, ``nat:k=10``, ``blockwise:k=8:topk=2:min_block=2:precision=int8``.
+
+Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``iad``, ``iad-draft16``, ``gad-k10``,
+``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``): the row name in every results file and table,
+and the file name of its hypotheses.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+__all__ = ["Method", "parse_method", "parse_methods", "parse_key_values", "ENGINE_DRAFTERS"]
+
+# engine methods and the drafter each uses (None: greedy); ``nat`` decodes with the GAD drafter alone
+ENGINE_DRAFTERS = {"greedy": None, "iad": "iad", "gad": "gad", "blockwise": "blockwise"}
+_NAMES = ("fairseq", "nat", *ENGINE_DRAFTERS)
+_RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
+
+
+def _int(key: str, value, minimum: int) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"method key {key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Method:
+    """A parsed method; :attr:`label` names it everywhere."""
+
+    name: str                                  # fairseq | greedy | iad | gad | nat | blockwise
+    beam: int = 1                              # fairseq only
+    batch_size: int = 1                        # fairseq only (the engine decodes one sentence at a time)
+    k: Optional[int] = None                    # block size of gad / nat / blockwise
+    beta: int = 1
+    tau: float = 0.0
+    topk: int = 1
+    min_block: int = 1
+    max_draft_len: Optional[int] = None
+    precision: Optional[str] = None            # blockwise proposal heads
+    drafter_args: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    custom_label: Optional[str] = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str:
+        """``fairseq`` | ``engine`` | ``drafter`` (a drafter decoding alone)."""
+        return "fairseq" if self.name == "fairseq" else "drafter" if self.name == "nat" else "engine"
+
+    @property
+    def drafter(self) -> Optional[str]:
+        return "gad" if self.name == "nat" else ENGINE_DRAFTERS.get(self.name)
+
+    @property
+    def exact(self) -> bool:
+        """Lossless by construction: the output must equal the engine's greedy output."""
+        return self.kind == "engine" and self.beta == 1 and self.topk == 1 and self.min_block == 1
+
+    @property
+    def label(self) -> str:
+        if self.custom_label:
+            return self.custom_label
+        if self.name == "fairseq":
+            s = "fairseq-greedy" if self.beam == 1 else f"fairseq-beam{self.beam}"
+            return s + (f"-bs{self.batch_size}" if self.batch_size > 1 else "")
+        s = self.name + (f"-k{self.k}" if self.k is not None else "")
+        if self.beta > 1:
+            s += f"-top{self.beta}-tau{self.tau:g}"
+        if self.topk > 1:
+            s += f"-top{self.topk}"
+        if self.min_block > 1:
+            s += f"-min{self.min_block}"
+        if self.precision:
+            s += f"-{self.precision}"
+        if self.max_draft_len is not None:
+            s += f"-draft{self.max_draft_len}"
+        return s
+
+    @property
+    def spec(self) -> str:
+        """The method written back in the grammar (parses to an equal method)."""
+        keys = {"beam": self.beam if self.name == "fairseq" else None,
+                "batch": self.batch_size if self.batch_size > 1 else None, "k": self.k,
+                "beta": self.beta if self.beta > 1 else None, "tau": self.tau if self.beta > 1 else None,
+                "topk": self.topk if self.topk > 1 else None,
+                "min_block": self.min_block if self.min_block > 1 else None,
+                "max_draft_len": self.max_draft_len, "precision": self.precision, **self.drafter_args,
+                "label": self.custom_label}
+        return ":".join([self.name] + [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                       for k, v in keys.items() if v is not None])
+
+    def params(self) -> Dict[str, Any]:
+        """The settings a table reads (every column of the results schema that describes the method)."""
+        return {"method": self.name, "beam": self.beam if self.name == "fairseq" else None,
+                "batch_size": self.batch_size, "k": self.k, "beta": self.beta, "tau": self.tau, "topk": self.topk,
+                "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
+                "exact": self.exact}
+
+
+def parse_key_values(items: Optional[Sequence[str]], option: str = "--drafter-arg") -> Dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": v}``; values are read as JSON when they parse (numbers, true, lists)."""
+    out: Dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"{option} expects KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) -> Method:
+    """Parse one method string (see the module docstring); ``drafter_args`` are defaults for drafting methods.
+
+    Bad names, keys and values raise ``ValueError`` naming the method and the key.
+    """
+    name, *opts = [p.strip() for p in str(text or "").split(":")]
+    name = name.lower()
+    if name not in _NAMES:
+        raise ValueError(f"unknown method {text!r}; choose from {', '.join(_NAMES)} (e.g. fairseq:beam=5, "
+                         f"gad:k=10:beta=3:tau=1, blockwise:k=4:topk=2)")
+    kv = parse_key_values(opts, option=f"method {text!r}")
+    label = kv.pop("label", None)
+    try:
+        if name == "fairseq":
+            extra = set(kv) - {"beam", "batch"}
+            if extra:
+                raise ValueError(f"fairseq takes only beam and batch, not {', '.join(sorted(extra))}")
+            return Method(name, beam=_int("beam", kv.get("beam", 5), 1), batch_size=_int("batch", kv.get("batch", 1), 1),
+                          custom_label=label)
+        rule = {key: kv.pop(key) for key in list(kv) if key in _RULE_KEYS}
+        k = _int("k", kv.pop("k"), 1) if "k" in kv else None
+        precision = kv.pop("precision", None)
+        if precision not in (None, "float", "int8"):
+            raise ValueError(f"precision must be float or int8, got {precision!r}")
+        if name == "greedy" and (kv or rule or k is not None or precision):
+            raise ValueError("greedy takes no drafter or acceptance options")
+        if name in ("gad", "nat", "blockwise") and k is None:
+            raise ValueError(f"{name} needs a block size k (e.g. {name}:k=10)")
+        if name == "nat" and rule:
+            raise ValueError("nat (the drafter alone) keeps every drafted token: no acceptance options")
+        beta = _int("beta", rule.get("beta", 3 if "tau" in rule else 1), 1)
+        tau = float(rule.get("tau", 1.0 if beta > 1 else 0.0))
+        if math.isnan(tau) or math.isinf(tau) or tau < 0:
+            raise ValueError(f"tau must be a finite number >= 0, got {rule['tau']!r}")
+        topk = _int("topk", rule.get("topk", 1), 1)
+        if beta > 1 and topk > 1:
+            raise ValueError("beta (GAD++) and topk (Blockwise) are two acceptance rules: give one")
+        min_block = _int("min_block", rule.get("min_block", 1), 1)
+        if k is not None and min_block > k:
+            raise ValueError(f"min_block {min_block} must not exceed the block size k = {k}")
+        cap = rule.get("max_draft_len")
+        args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
+        return Method(name, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
+                      max_draft_len=None if cap is None else _int("max_draft_len", cap, 1), precision=precision,
+                      drafter_args=args, custom_label=label)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"method {text!r}: {exc}") from None
+
+
+def parse_methods(text: str | Sequence[str], **kwargs) -> List[Method]:
+    """A comma-separated list (or a list) of methods; labels must be unique."""
+    items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t and t.strip()]
+    if not items:
+        raise ValueError("no methods given")
+    methods = [parse_method(t, **kwargs) for t in items]
+    labels = [m.label for m in methods]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ValueError(f"several methods have the label {', '.join(dup)}; name them apart with ':label=NAME'")
+    return methods

@@ -1,0 +1,148 @@
+"""One benchmark runner: every method on the same loaded weights, in one process, batch 1, interleaved.
+
+Sentence after sentence, every method decodes the sentence back to back, the order rotating by one each sentence,
+so that load drifting on a shared or throttled machine hits all methods alike and per-sentence speed ratios compare
+like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
+``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
+sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
+error). Fairseq methods with a batch size above 1 cannot interleave per sentence: they run after the batch-1
+methods, over the whole input, and each sentence is charged its share of its batch's time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from fastdec.engine.acceptance import make_acceptance
+from fastdec.engine.drafters import make_drafter
+from fastdec.engine.fairseq_baseline import FairseqGenerator
+from fastdec.engine.loop import compute_max_len, draft_verify_accept
+
+from .methods import Method
+from .results import Record
+
+__all__ = ["Context", "run_benchmark", "method_decoder", "acceptance_rule", "drafter_kwargs"]
+
+
+@dataclass
+class Context:
+    """What every method decodes with: the loaded verifier weights and fairseq's length limits."""
+
+    loaded: object                  # fastdec.engine.load.LoadedModel
+    verifier: object                # fastdec.engine.verifier.Verifier over loaded.model
+    max_len_a: float = 0.0
+    max_len_b: int = 200
+    sync_timing: bool = True
+
+
+def acceptance_rule(m: Method):
+    if m.beta > 1:
+        return make_acceptance("top-beta", beta=m.beta, tau=m.tau, min_block_size=m.min_block)
+    if m.topk > 1:
+        return make_acceptance("top-k", k=m.topk, min_block_size=m.min_block)
+    return make_acceptance("top1", min_block_size=m.min_block)
+
+
+def drafter_kwargs(m: Method) -> dict:
+    """The drafter factory's keyword arguments of a method (the grammar's keys in the factory's names)."""
+    kw = dict(m.drafter_args)
+    if m.drafter == "gad":
+        kw["k"] = m.k
+    elif m.drafter == "blockwise":
+        kw["block_size"] = m.k
+        if m.precision:
+            kw["head_precision"] = m.precision
+    return kw
+
+
+class _Systems:
+    """Builds one decode function per method; drafters with the same settings are shared (GAD and GAD++)."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self._drafters: Dict[str, object] = {}
+
+    def drafter(self, m: Method):
+        kw = drafter_kwargs(m)
+        key = repr((m.drafter, sorted(kw.items())))
+        if key not in self._drafters:
+            c = self.ctx
+            context = {"loaded": c.loaded, "verifier": c.verifier, "device": c.verifier.device,
+                       "dtype": c.verifier.dtype}
+            self._drafters[key] = make_drafter(m.drafter, context=context, **kw)
+        return self._drafters[key]
+
+    def build(self, m: Method) -> Callable[[int, torch.Tensor], Record]:
+        c = self.ctx
+        if m.kind == "fairseq":
+            gen = FairseqGenerator(c.loaded.model, c.loaded.tgt_dict, beam=m.beam, max_len_a=c.max_len_a,
+                                   max_len_b=c.max_len_b, device=c.verifier.device)
+
+            def fairseq_one(i, src):
+                r = gen.generate([src])[0]
+                return Record.from_fairseq(m.label, i, src, r)
+            return fairseq_one
+        drafter = self.drafter(m) if m.drafter else None
+        if m.kind == "drafter":
+            from fastdec.engine.nat_drafter import drafter_alone_decode
+
+            def drafter_one(i, src):
+                max_len = compute_max_len(int(src.numel()), c.max_len_a, c.max_len_b, c.verifier.max_positions)
+                return Record.from_result(m.label, i, drafter_alone_decode(drafter, src, max_len,
+                                                                           sync_timing=c.sync_timing))
+            return drafter_one
+        rule = acceptance_rule(m)
+        kw = dict(max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
+                  sync_timing=c.sync_timing, method=m.label)
+
+        def engine_one(i, src):
+            return Record.from_result(m.label, i, draft_verify_accept(c.verifier, src, drafter, rule, sent_id=i, **kw))
+        return engine_one
+
+
+def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor], Record], object]:
+    """One method's ``(sentence id, source) -> Record`` and its drafter (or None), built now (loading is not
+    decoding)."""
+    systems = _Systems(ctx)
+    return systems.build(m), systems.drafter(m) if m.drafter else None
+
+
+def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[torch.Tensor], *, warmup: int = 0,
+                  repeats: int = 1, progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Record]]:
+    """Decode every source with every method (see the module docstring); ``{label: records in input order}``."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError("repeats must be >= 1 and warmup >= 0")
+    labels = [m.label for m in methods]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"duplicate method labels in {labels}")
+    systems = _Systems(ctx)
+    batch1 = [(m, systems.build(m)) for m in methods if m.batch_size == 1]
+    out: Dict[str, List[Record]] = {m.label: [] for m in methods}
+    with torch.inference_mode():
+        for i, src in enumerate(sources[:warmup]):
+            for _, one in batch1:
+                one(i, src)
+        n = len(batch1)
+        for i, src in enumerate(sources):
+            for m, one in (batch1[(i + j) % n] for j in range(n)):
+                best = None
+                for _ in range(repeats):
+                    rec = one(i, src)
+                    if best is not None and rec.tokens != best.tokens:
+                        raise RuntimeError(f"{m.label}: sentence {i} decoded differently across repeats")
+                    if best is None or rec.time < best.time:
+                        best = rec
+                out[m.label].append(best)
+            if progress is not None:
+                progress(i, len(sources))
+        for m in methods:
+            if m.batch_size > 1:
+                gen = FairseqGenerator(ctx.loaded.model, ctx.loaded.tgt_dict, beam=m.beam, max_len_a=ctx.max_len_a,
+                                       max_len_b=ctx.max_len_b, device=ctx.verifier.device)
+                if warmup:
+                    gen.generate(list(sources[:warmup]), batch_size=m.batch_size)
+                results = gen.generate(list(sources), batch_size=m.batch_size)
+                out[m.label] = [Record.from_fairseq(m.label, r.id, sources[r.id], r) for r in results]
+    return out

@@ -1,0 +1,99 @@
+"""Tracks as data: each paper's track is a config section, its benchmark runs, its paper numbers and its tables.
+
+A track module (``fastdec.tracks.<name>``) defines
+
+* ``bench_runs(config, R) -> {run_dir: BenchRun}``  the benchmark runs it needs (one ``fastdec bench`` job each);
+* ``table_items(config, R) -> {path: TableItem}``   every table/figure it writes, with the files each one reads;
+* ``make_table(name, config, R, output)``           writes one of them (``fastdec tables TRACK NAME``).
+
+The Snakefile has one ``bench`` rule and one ``table`` rule over the union of these (workflow/rules/experiments.smk),
+and the table command finds its inputs through the same functions, so the paths live in one place.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+__all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "one_of"]
+
+# config `tracks:` switch -> track module
+TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
+
+
+@dataclass
+class BenchRun:
+    """One ``fastdec bench`` job: inputs (paths), the methods, and how to run it."""
+
+    track: str
+    checkpoint: str
+    dictionary: str                     # dict.<lang>.txt inside the data-bin (its folder is --data-bin)
+    src: str
+    methods: List[str]
+    ref: Optional[str] = None
+    lang: Optional[str] = None
+    drafters: List[str] = field(default_factory=list)   # drafter checkpoints the methods name (inputs only)
+    limit: Optional[int] = None
+    warmup: int = 2
+    repeats: int = 1
+    threads: int = 1
+    exclusive: bool = False             # claim every core Snakemake has, so nothing runs beside the timing
+    device: str = "cpu"
+    max_len_a: float = 0.0
+    max_len_b: int = 200
+    mem_mb: int = 4000
+    runtime: int = 120
+    gpus: int = 0
+
+    def inputs(self) -> Dict[str, object]:
+        d = {"checkpoint": self.checkpoint, "dictionary": self.dictionary, "src": self.src, "drafters": self.drafters}
+        if self.ref:
+            d["ref"] = self.ref
+        return d
+
+
+@dataclass
+class TableItem:
+    """One table (CSV) or figure (PNG) of a track and the files it reads."""
+
+    track: str
+    name: str
+    inputs: List[str]
+
+    def caption_text(self, repo: str) -> str:
+        """The caption of the report (workflow/report/<name>.rst), rendered into workflow/report/table.rst."""
+        path = os.path.join(repo, "workflow", "report", f"{self.name}.rst")
+        return open(path, encoding="utf-8").read() if os.path.isfile(path) else self.name
+
+
+def track_module(track: str):
+    if track not in TRACKS.values():
+        raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS.values())}")
+    return importlib.import_module(f"fastdec.tracks.{track}")
+
+
+def one_of(names) -> str:
+    """A wildcard constraint matching exactly these names."""
+    return "|".join(re.escape(n) for n in names) or "no-such-item"
+
+
+def _enabled(config) -> List[str]:
+    return [mod for switch, mod in TRACKS.items() if config["tracks"].get(switch)]
+
+
+def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
+    """Every benchmark run of the enabled tracks, keyed by run directory."""
+    out: Dict[str, BenchRun] = {}
+    for track in _enabled(config):
+        out.update(getattr(track_module(track), "bench_runs", lambda c, r: {})(config, R))
+    return out
+
+
+def table_items(config: dict, R: str) -> Dict[str, TableItem]:
+    """Every table and figure of the enabled tracks, keyed by path, in report order."""
+    out: Dict[str, TableItem] = {}
+    for track in _enabled(config):
+        out.update(track_module(track).table_items(config, R))
+    return out

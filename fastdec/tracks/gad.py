@@ -1,0 +1,145 @@
+"""The GAD / GAD++ track (Xia et al. 2022; Ge et al. 2022, Sec. 3.2/4.2): two benchmark runs and their tables.
+
+* ``gad/bench/test``  (the first ``gad.test_sentences`` test sentences, null = all): fairseq beam search
+  (``decode.beam``, the speed baseline), fairseq greedy, engine greedy, the NAT drafter alone, GAD and GAD++
+  (``high_quality``, ``high_efficiency``) at ``block_size`` -> Tables 1, 7, 9 and Figure 4;
+* ``gad/bench/valid`` (the first ``valid_sentences`` validation sentences): GAD and GAD++ (``table2``) at every
+  ``block_sizes`` k, GAD++ at ``block_size`` for every ``grid`` beta x tau -> Tables 2 and 3.
+
+Every drafting method names its drafter checkpoint (``:checkpoint=PATH``): ``gad/models/drafter_k<K>/model.pt`` of
+``block_size`` K, or with ``retrain_block_sizes`` the one trained for that k. Table 8 (peak memory, a fresh process
+per method: scripts/gad_memory.py) and Table 11 (case study) have their own rules in workflow/rules/gad.smk.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Dict, List
+
+from fastdec.bench.methods import parse_method
+
+from . import BenchRun, TableItem
+
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "gad.schema.yaml"
+# table name -> the run it reads (report order); the figure also reads the per-sentence times
+TABLES = {"gad_table1": "test", "gad_table2_block_size": "valid", "gad_table3_beta_tau": "valid",
+          "gad_figure4_speedup": "test", "gad_table7_modules": "test", "gad_table9_repetition": "test"}
+
+
+def _gadpp(k, setting: dict) -> str:
+    return f"gad:k={int(k)}:beta={int(setting['beta'])}:tau={float(setting['tau']):g}"
+
+
+class Plan:
+    """The GAD track of one workflow config: its methods, drafters and paths (``R`` = ``results/<experiment>``)."""
+
+    def __init__(self, config: dict, R: str):
+        if "gad" not in config:
+            raise ValueError("config: tracks.gad is on but there is no `gad:` section "
+                             "(see workflow/schemas/gad.schema.yaml)")
+        from snakemake.utils import validate
+
+        self.g = g = copy.deepcopy(config["gad"])
+        try:
+            validate(g, str(SCHEMA))  # fills the defaults
+        except Exception as e:  # noqa: BLE001  (snakemake's WorkflowError)
+            raise ValueError(f"config gad: {e}") from None
+        if set(R) & set(":,'"):
+            raise ValueError(f"results directory {R!r}: ':' and ',' separate methods and their keys, and a quote "
+                             "breaks the shell command; rename it")
+        self.R, self.k = R, g["block_size"]
+        data = config.get("data", {})
+        self.src, self.tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
+        self.dictionary = f"{R}/data-bin/distill/dict.{self.src}.txt"
+        self.baseline = f"fairseq:beam={config['decode']['beam']}"
+        self.gad = f"gad:k={self.k}"
+        self.hq, self.he = _gadpp(self.k, g["high_quality"]), _gadpp(self.k, g["high_efficiency"])
+        self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he]
+        sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
+        grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
+        self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
+        self.memory = [self.baseline, "greedy", self.gad, self.he]  # Table 8
+
+    def drafter(self, k) -> str:
+        """The checkpoint decoding block size k: its own (``retrain_block_sizes``) or the ``block_size`` drafter."""
+        own = self.g["retrain_block_sizes"] and int(k) in self.g["block_sizes"]
+        return f"{self.R}/gad/models/drafter_k{int(k) if own else self.k}/model.pt"
+
+    def methods(self, specs: List[str]) -> List[str]:
+        """``specs`` without repeated labels, each drafting method with its drafter checkpoint."""
+        out: Dict[str, str] = {}
+        for s in specs:
+            m = parse_method(s)
+            out.setdefault(m.label, f"{s}:checkpoint={self.drafter(m.k)}" if m.drafter else s)
+        return list(out.values())
+
+    @staticmethod
+    def labels(specs: List[str]) -> List[str]:
+        return list(dict.fromkeys(parse_method(s).label for s in specs))
+
+    def run(self, split: str):
+        from fastdec.bench.results import read_run
+
+        return read_run(f"{self.R}/gad/bench/{split}")
+
+    def case_ids_arg(self) -> str:
+        ids = self.g["case_study"].get("ids")
+        return f"--ids {','.join(str(int(i)) for i in ids)}" if ids else ""
+
+
+def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
+    p, dec = Plan(config, R), config["decode"]
+    out = {}
+    for split, specs in (("test", p.test), ("valid", p.valid)):
+        methods = p.methods(specs)
+        out[f"gad/bench/{split}"] = BenchRun(
+            "gad", f"{R}/models/verifier/model.pt", p.dictionary, f"{R}/data/bpe/{split}.{p.src}", methods,
+            ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{split}_sentences"],
+            drafters=sorted({p.drafter(m.k) for m in map(parse_method, methods) if m.drafter}),
+            warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"],
+            max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"],
+            gpus=p.g["gpus"])
+    return out
+
+
+def table_items(config: dict, R: str) -> Dict[str, TableItem]:
+    out = {}
+    for name, split in TABLES.items():
+        run = f"{R}/gad/bench/{split}"
+        figure = name.startswith("gad_figure")
+        inputs = [f"{run}/summary.csv", f"{run}/meta.json"] + ([f"{run}/sentences.jsonl"] if figure else [])
+        out[f"gad/figures/{name}.png" if figure else f"gad/tables/{name}.csv"] = TableItem("gad", name, inputs)
+    return out
+
+
+def make_table(name: str, config: dict, R: str, output: str) -> None:
+    from fastdec.gad import tables as T
+
+    p = Plan(config, R)
+    g = p.g
+    if name == "gad_figure4_speedup":
+        run, beam = p.run("test"), parse_method(p.baseline)
+        he = parse_method(p.he)
+        speedup = T.per_sentence_speedup(run.records(), he.label, beam.label)
+        stats = T.speedup_histogram(
+            speedup, output, xlabel=f"speedup over beam search (b={beam.beam}), per sentence",
+            title=f"GAD++ (k={he.k}, top-{he.beta}, tau={he.tau:g}) vs beam search, {speedup.size} sentences\n"
+                  "(paper, WMT14 test, k=25 top-5 tau=3.0: most sentences 3x-6x)")
+        print(json.dumps({"method": he.label, "baseline": beam.label, **stats}), flush=True)
+        return
+    if name == "gad_table1":
+        df = T.table1(p.run("test"), g["paper_reference"])
+    elif name == "gad_table2_block_size":
+        df = T.table2_block_size(p.run("valid"), g["block_sizes"], g["table2"]["beta"], g["table2"]["tau"])
+    elif name == "gad_table3_beta_tau":
+        df = T.table3_beta_tau(p.run("valid"), p.k, g["grid"]["betas"], g["grid"]["taus"])
+    elif name == "gad_table7_modules":
+        df = T.table7_modules(p.run("test"), p.labels([p.he, p.gad, "greedy"]))
+    elif name == "gad_table9_repetition":
+        df = T.table9_repetition(p.run("test"), p.labels(["greedy", p.baseline, f"nat:k={p.k}", p.gad, p.hq, p.he]),
+                                 hq=parse_method(p.hq).label)
+    else:
+        raise ValueError(f"the gad track has no table {name!r}; it has {', '.join(TABLES)}")
+    df.to_csv(output, index=False)
+    print(df.to_string(index=False), flush=True)

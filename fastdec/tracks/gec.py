@@ -1,0 +1,124 @@
+"""The GEC track (Ge et al. 2022, Input-guided Aggressive Decoding), config section ``gec:``.
+
+A Transformer GEC model trained in the workflow (workflow/rules/gec.smk) decodes the benchmark set
+(``gec/bench/set.bpe``, rule gec_bench_set) at batch 1 with fairseq beam search, fairseq greedy, the engine's greedy
+decoding, IAD and IAD with each draft cap of benchmark.iad_draft_caps, in one ``fastdec bench`` run on the same
+weights; rule gec_m2score writes ``m2.<label>.json`` (MaxMatch) into the run. Runs are named
+``gec/bench/<device>-t<threads>-n<sentences|all>``: Table 1, Figure 5 and Table 2 read the run on the config's
+device with benchmark.threads, Table 12 one CPU run per benchmark.cpu_threads (an identical run is reused).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Dict, Optional, Tuple
+
+from fastdec.bench.methods import parse_methods
+
+from . import BenchRun, TableItem
+
+Spec = Tuple[str, int, Optional[int]]  # device, threads, sentences (None: all)
+
+
+def methods(config: dict) -> list:
+    gb = config["gec"]["benchmark"]
+    if gb["beam"] < 2:
+        raise ValueError("config gec.benchmark.beam must be >= 2 (the fairseq greedy row, beam 1, is always there)")
+    return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad",
+            *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"])]
+
+
+def labels(config: dict) -> list:
+    return [m.label for m in parse_methods(methods(config))]
+
+
+def _run(spec: Spec) -> str:
+    return f"gec/bench/{spec[0]}-t{spec[1]}-n{spec[2] or 'all'}"
+
+
+def _runs(config: dict) -> Tuple[Spec, Dict[int, Spec]]:
+    """The Table 1 run and the Table 12 run of each CPU thread count."""
+    gb = config["gec"]["benchmark"]
+    n, cpu_n = gb["sentences"], gb["cpu_sentences"]
+    cpu_n = cpu_n if cpu_n and (n is None or cpu_n < n) else n
+    return (config["device"], gb["threads"], n), {t: ("cpu", t, cpu_n) for t in gb["cpu_threads"]}
+
+
+def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
+    gb, G = config["gec"]["benchmark"], f"{R}/gec"
+    run1, cpu = _runs(config)
+    return {_run(s): BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
+                              methods(config), limit=s[2], warmup=gb["warmup"], threads=s[1],
+                              exclusive=gb["exclusive"], device=s[0], max_len_a=gb["max_len_a"],
+                              max_len_b=gb["max_len_b"], mem_mb=gb["mem_mb"], runtime=gb["runtime"],
+                              gpus=gb["gpus"] if s[0] == "cuda" else 0)
+            for s in (run1, *cpu.values())}
+
+
+def table_items(config: dict, R: str) -> Dict[str, TableItem]:
+    run1, cpu = _runs(config)
+    run = f"{R}/{_run(run1)}"
+    per_sentence = [f"{R}/gec/bench/set.src", f"{run}/sentences.jsonl"]
+    return {  # report order: Table 1, Figure 5, Table 2, Table 12 (captions: workflow/report/gec_*.rst)
+        "gec/tables/gec_table1.csv": TableItem("gec", "gec_table1", [f"{run}/summary.csv"] + [
+            f"{run}/m2.{label}.json" for label in labels(config)]),
+        "gec/figures/gec_figure5.png": TableItem("gec", "gec_figure5", per_sentence),
+        "gec/tables/gec_table2.csv": TableItem("gec", "gec_table2", per_sentence),
+        "gec/tables/gec_table12.csv": TableItem("gec", "gec_table12", [f"{R}/{_run(s)}/summary.csv"
+                                                                       for s in cpu.values()]),
+    }
+
+
+def model_description(config: dict) -> str:
+    m = config["gec"]["model"]
+    x = m["extra_args"]
+    return (f"{x.get('encoder-layers', 6)}+{x.get('decoder-layers', 6)}"
+            f" ({m['arch']}, {x.get('encoder-embed-dim', '')})").replace(", )", ")")
+
+
+def make_table(name: str, config: dict, R: str, output: str) -> None:
+    from fastdec.bench.results import read_run
+    from fastdec.gec import tables
+
+    gb, source = config["gec"]["benchmark"], config["gec"]["data"]["source"]
+    run1, cpu = _runs(config)
+    if name == "gec_table12":
+        df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
+                            beam=gb["beam"])
+    elif name == "gec_table1":
+        run = read_run(f"{R}/{_run(run1)}")
+        scores = {}
+        for label in labels(config):
+            path = f"{run.path}/m2.{label}.json"
+            if not os.path.isfile(path):
+                raise ValueError(f"{path}: no M2 score; snakemake writes it (rule gec_m2score)")
+            with open(path, encoding="utf-8") as f:
+                scores[label] = json.load(f)
+        df = tables.table1(run, scores, split=gb["split"], corpus=source)
+        bad = tables.not_lossless(run)
+        if bad:
+            msg = f"not token-identical to the engine's greedy output: {'; '.join(bad)} (see {run.path}/sentences.jsonl)"
+            if gb["strict_identical"]:
+                raise ValueError(msg + "; IAD must be lossless (benchmark.strict_identical is on)")
+            print("WARNING: " + msg, file=sys.stderr)
+    else:
+        from fastdec.gec.analysis import per_sentence
+        from fastdec.gec.examples import table2
+        from fastdec.gec.figures import figure5
+        from fastdec.text import read_lines
+
+        run = read_run(f"{R}/{_run(run1)}")
+        recs = run.records()
+        rows = per_sentence(read_lines(f"{R}/gec/bench/set.src"), recs["greedy"], recs["iad"], run.hyps("iad"))
+        if name == "gec_figure5":
+            title = (f"{config['experiment']}: {source} {gb['split']}, {model_description(config)}, "
+                     f"{config['device']}, {gb['threads']} thread(s)")
+            summary = figure5(rows, output, title=title)
+            summary.update(identical_to_greedy=sum(r.identical for r in rows),
+                           blocks_unavailable=sum(r.blocks is None for r in rows))
+            print(json.dumps(summary), flush=True)
+            return
+        df = table2(rows)
+    df.to_csv(output, index=False)
+    print(df.drop(columns=["input"], errors="ignore").to_string(index=False), flush=True)

@@ -1,0 +1,23 @@
+"""The MT track (GAD paper, Table 1 AT rows): teacher, no-KD baseline and Seq-KD verifier decoded by
+fairseq-generate (workflow/rules/decode.smk, evaluate.smk) -> ``tables/table1_at.csv``."""
+from __future__ import annotations
+
+from typing import Dict
+
+from . import TableItem
+
+# Systems of the table: name -> (model, beam from config decode.beam or 1)
+SYSTEMS = ("teacher_b5", "baseline_b5", "verifier_b5", "verifier_b1")
+
+
+def table_items(config: dict, R: str) -> Dict[str, TableItem]:
+    return {"tables/table1_at.csv": TableItem("mt", "table1_at", [f"{R}/eval/{s}.json" for s in SYSTEMS])}
+
+
+def make_table(name: str, config: dict, R: str, output: str) -> None:
+    from fastdec.report.tables import at_table
+
+    (item,) = table_items(config, R).values()
+    df = at_table(item.inputs)
+    df.to_csv(output, index=False)
+    print(df.to_string(index=False), flush=True)

@@ -1,0 +1,10 @@
+"""The workflow's plan: what the Snakemake rules build, as plain Python the .smk files call (no rule logic there).
+
+* :mod:`.plan` -- :class:`Plan` (paths, the shared stages' wildcards and arguments: fetch, BPE, binarise),
+  :func:`check_config` (sections, their schemas, cross-field checks), the job interpreter and conda env.
+* :mod:`.models` -- every trained model, for the one training rule.
+* :mod:`.gec`, :mod:`.gad`, :mod:`.blockwise` -- each track's names, paths and training specs.
+"""
+from fastdec.workflow.plan import Plan, check_config, default_conda_env, job_python
+
+__all__ = ["Plan", "check_config", "default_conda_env", "job_python"]

@@ -1,0 +1,68 @@
+"""What the GAD track trains: the drafter's paths and training spec (workflow/rules/gad.smk, and the
+training rule through fastdec.workflow.models). Free of heavy imports, so the Snakefile can import it at parse time.
+"""
+from __future__ import annotations
+
+import json
+from typing import Dict, Optional
+
+
+# fairseq transformer architectures -> the nat_block_drafter architecture with the same sizes
+DRAFTER_ARCH = {
+    "transformer": "nat_block_drafter",
+    "transformer_wmt_en_de": "nat_block_drafter",
+    "transformer_wmt_en_de_big": "nat_block_drafter_big",
+    "transformer_vaswani_wmt_en_de_big": "nat_block_drafter_big",
+}
+
+
+class GadPlan:
+    """The drafter of the GAD track for one validated ``config["gad"]`` section (its benchmark runs and tables:
+    fastdec.tracks.gad).
+
+    ``results`` is ``results/<experiment>``; ``beam`` the beam of the speed baseline (config ``decode.beam``).
+    """
+
+    def __init__(self, gad: dict, results: str, beam: int, src: str, tgt: str, verifier_spec: Optional[dict] = None):
+        self.c = gad
+        self.verifier_spec = verifier_spec or {}
+        self.R = results
+        self.G = f"{results}/gad"
+        self.k = int(gad["block_size"])
+        self.beam = int(beam)
+        self.src, self.tgt = src, tgt
+        self.data = f"{results}/data-bin/distill"
+
+    def train_inputs(self) -> Dict[str, str]:
+        inputs = {"data": f"{self.data}/dict.{self.src}.txt"}
+        mode = self.c.get("init_from_verifier", "all")
+        if mode == "all":
+            inputs["init"] = f"{self.G}/models/init_from_verifier.pt"
+        elif mode == "encoder":
+            inputs["verifier"] = f"{self.R}/models/verifier/model.pt"
+        return inputs
+
+    def train_spec(self, k, init: Optional[str] = None, verifier: Optional[str] = None) -> str:
+        """fairseq-train spec (JSON, for scripts/train.py) of the drafter with block size k."""
+        spec = json.loads(json.dumps(self.c["train"]))
+        extra = dict(spec.get("extra_args") or {})
+        if spec["arch"] == "from_verifier":
+            # the verifier's architecture: its arch mapped to the drafter's, its flags as defaults
+            varch = self.verifier_spec.get("arch")
+            if varch not in DRAFTER_ARCH:
+                raise ValueError(f"gad.train.arch: from_verifier needs a verifier arch in {sorted(DRAFTER_ARCH)}, "
+                                 f"got {varch!r}; name the drafter's arch and sizes explicitly instead")
+            spec["arch"] = DRAFTER_ARCH[varch]
+            extra = {**(self.verifier_spec.get("extra_args") or {}), **extra}
+        extra["block-size"] = int(k)
+        extra.setdefault("label-smoothing", spec.get("label_smoothing", 0.1))
+        g = self.c.get("glancing") or {}
+        extra.setdefault("glance-start", g.get("start", 0.5))
+        extra.setdefault("glance-end", g.get("end", 0.3))
+        extra.setdefault("glance-anneal-updates", g.get("anneal_updates", 300000))
+        if init:
+            extra["finetune-from-model"] = init
+        if verifier:
+            extra["init-encoder-from"] = verifier
+        spec["extra_args"] = extra
+        return json.dumps(spec)

@@ -1,0 +1,127 @@
+"""Every model the workflow trains, for the ONE training rule (workflow/rules/train.smk).
+
+A model is named by two wildcards, ``track`` and ``name``; its files are
+``results/<experiment>/<track>models/<name>/`` (``model.pt``, ``train.json``, ``checkpoints/``):
+
+=============  ==============================  ===========================================================
+track          name                            trained on / from
+=============  ==============================  ===========================================================
+"" (MT chain)  teacher, baseline, verifier     data-bin/raw (teacher, baseline), data-bin/distill (verifier)
+gec/           gec                             gec/data-bin
+gad/           drafter_k<K>                    data-bin/distill, initialised from the verifier (gad.train)
+blockwise/     <variant>_k<K>                  on top of the baseline or the verifier (blockwise.VARIANT_SETUP)
+=============  ==============================  ===========================================================
+
+What differs per model (inputs, the fairseq-train spec, task/criterion/--user-dir, threads and resources, priority)
+comes from :meth:`Models.get`; the rule only calls the accessors below.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Dict
+
+from fastdec.workflow import blockwise as bwf
+
+
+def alternatives(values) -> str:
+    """A wildcard constraint matching exactly these values (none: matches nothing). Always a group, so that ""
+    alone is a value too (Snakemake reads an empty constraint as none)."""
+    values = list(dict.fromkeys(values))
+    return f"(?:{'|'.join(re.escape(v) for v in values)})" if values else "(?!)"
+
+
+# model name patterns of each track (config switch, name regex)
+TRACKS = {
+    "": ("mt", r"teacher|baseline|verifier"),
+    "gec/": ("gec_iad", r"gec"),
+    "gad/": ("gad", r"drafter_k\d+"),
+    "blockwise/": ("blockwise", r"(?:regular|distill|finetune|both)_k\d+"),
+}
+# resources when a config section leaves them out (the schemas fill them in)
+DEFAULTS = {"threads": 2, "mem_mb": 4000, "runtime": 60, "gpus": 0}
+
+
+@dataclass(frozen=True)
+class Model:
+    spec: str                    # JSON for scripts/train.py
+    data: str                    # data-bin folder
+    inputs: Dict[str, str]       # "data" (the dictionary) plus checkpoints it starts from
+    resources: dict              # the config section with threads, mem_mb, runtime, gpus
+    flags: str = ""              # --task / --criterion / --user-dir of scripts/train.py
+    priority: int = 0            # the teacher and the GEC model head long chains
+
+
+class Models:
+    def __init__(self, plan):
+        self.p = plan
+
+    # ------------------------------------------------------------------ wildcards
+    def enabled_tracks(self):
+        on = {"mt": self.p.mt_chain, **self.p.tracks}
+        return [t for t, (switch, _) in TRACKS.items() if on[switch]]
+
+    def track_regex(self) -> str:
+        return alternatives(self.enabled_tracks())
+
+    def name_regex(self) -> str:
+        tracks = self.enabled_tracks()
+        return f"(?:{'|'.join(TRACKS[t][1] for t in tracks)})" if tracks else "(?!)"
+
+    # ------------------------------------------------------------------ per model
+    @lru_cache(maxsize=None)
+    def model(self, track: str, name: str) -> Model:
+        if not re.fullmatch(TRACKS[track][1], name):
+            raise ValueError(f"no model {track}models/{name}: track {track or 'MT'!r} trains {TRACKS[track][1]}")
+        p, R, src = self.p, self.p.R, self.p.src
+        if track == "":
+            data = p.at_data[name]
+            return Model(json.dumps(p.config["train"][name]), data, {"data": f"{data}/dict.{src}.txt"},
+                         p.config["train"][name], priority=50 if name == "teacher" else 0)
+        if track == "gec/":
+            data = f"{p.gec.G}/data-bin"
+            return Model(json.dumps(p.config["gec"]["model"]), data, {"data": f"{data}/dict.src.txt"},
+                         p.config["gec"]["model"], priority=40)
+        if track == "gad/":
+            inputs = p.gad.train_inputs()
+            spec = p.gad.train_spec(name[len("drafter_k"):], inputs.get("init"), inputs.get("verifier"))
+            return Model(spec, p.gad.data, inputs, p.config["gad"]["train"],
+                         f"--task block_drafting --criterion glat_block_loss --user-dir {p.plugin}")
+        variant, k = name.rsplit("_k", 1)
+        base_model, data_name, _ = bwf.VARIANT_SETUP[variant]
+        base, data = f"{R}/models/{base_model}/model.pt", f"{R}/data-bin/{data_name}"
+        return Model(json.dumps(bwf.train_spec(p.bw, variant, k, base)), data,
+                     {"base": base, "data": f"{data}/dict.{src}.txt"}, p.bw["train"],
+                     f"--criterion blockwise_cross_entropy --user-dir {p.plugin}")
+
+    def get(self, wildcards) -> Model:
+        return self.model(wildcards.track, wildcards.name)
+
+    # ------------------------------------------------------------------ accessors for the rule
+    def inputs(self, wildcards) -> Dict[str, str]:
+        return self.get(wildcards).inputs
+
+    def spec(self, wildcards) -> str:
+        spec = self.get(wildcards).spec
+        if "'" in spec:
+            raise ValueError(f"the training config of {wildcards.track}models/{wildcards.name} must not contain "
+                             f"single quotes (it is passed to the shell quoted)")
+        return spec
+
+    def data(self, wildcards) -> str:
+        return self.get(wildcards).data
+
+    def flags(self, wildcards) -> str:
+        return self.get(wildcards).flags
+
+    def priority(self, wildcards) -> int:
+        return self.get(wildcards).priority
+
+    def threads(self, wildcards) -> int:
+        return self.get(wildcards).resources.get("threads", DEFAULTS["threads"])
+
+    def resource(self, key: str):
+        """A function of the wildcards giving the model's ``key`` (mem_mb, runtime, gpus)."""
+        return lambda wildcards: self.get(wildcards).resources.get(key, DEFAULTS[key])

@@ -1,0 +1,125 @@
+"""The method grammar and the results schema: labels, errors, and summary figures on inputs with known answers."""
+import json
+
+import pandas as pd
+import pytest
+
+from fastdec.bench.methods import parse_method, parse_methods
+from fastdec.bench.results import SUMMARY_COLUMNS, Record, read_run, summarize, write_run
+
+
+@pytest.mark.parametrize("text,label", [
+    ("fairseq", "fairseq-beam5"), ("fairseq:beam=1", "fairseq-greedy"), ("fairseq:beam=4:batch=32", "fairseq-beam4-bs32"),
+    ("greedy", "greedy"), ("iad", "iad"), ("iad:max_draft_len=16", "iad-draft16"), ("gad:k=10", "gad-k10"),
+    ("gad:k=10:beta=3:tau=1", "gad-k10-top3-tau1"), ("gad:k=25:beta=5:tau=1.5", "gad-k25-top5-tau1.5"),
+    ("nat:k=10", "nat-k10"), ("blockwise:k=8:topk=2:min_block=2:precision=int8", "blockwise-k8-top2-min2-int8"),
+    ("iad:label=mine", "mine"),
+])
+def test_labels_and_round_trip(text, label):
+    m = parse_method(text)
+    assert m.label == label
+    assert parse_method(m.spec) == m and parse_method(m.spec).label == label
+
+
+def test_exactness_and_drafter_args():
+    assert parse_method("gad:k=10").exact and parse_method("blockwise:k=4").exact and parse_method("iad").exact
+    assert not parse_method("gad:k=10:beta=3").exact and not parse_method("blockwise:k=4:min_block=2").exact
+    assert not parse_method("fairseq:beam=1").exact and not parse_method("nat:k=4").exact
+    m = parse_method("gad:k=5:checkpoint=a.pt", drafter_args={"checkpoint": "default.pt", "data_bin": "d"})
+    assert m.drafter_args == {"checkpoint": "a.pt", "data_bin": "d"}
+    assert parse_method("gad:k=10:tau=2").beta == 3  # tau alone means GAD++ with the paper's default beta
+
+
+@pytest.mark.parametrize("text,words", [
+    ("beam", "unknown method"), ("fairseq:beam=0", "beam"), ("fairseq:k=3", "only beam and batch"),
+    ("gad", "needs a block size"), ("gad:k=0", "k must be"), ("gad:k=4:tau=-1", "tau"),
+    ("greedy:k=3", "greedy takes no"), ("nat:k=4:beta=3", "no acceptance"), ("blockwise:k=4:min_block=5", "min_block"),
+    ("gad:k=4:beta=2:topk=2", "give one"), ("blockwise:k=4:precision=fp8", "precision"), ("iad:beta", "KEY=VALUE"),
+])
+def test_bad_methods_name_the_problem(text, words):
+    with pytest.raises(ValueError, match=words):
+        parse_method(text)
+
+
+def test_duplicate_labels_are_refused():
+    with pytest.raises(ValueError, match="label gad-k4"):
+        parse_methods("gad:k=4,gad:k=4:checkpoint=x.pt")
+
+
+def _rec(label, i, tokens, time, iterations, accepted=(), **kw):
+    return Record(label, i, list(tokens), time, iterations, accepted=list(accepted), drafted=[len(accepted)] * 0,
+                  **kw)
+
+
+def _toy_run():
+    methods = parse_methods("fairseq:beam=5,fairseq:beam=1,greedy,gad:k=4,gad:k=4:beta=3:tau=1")
+    g = [[5, 6, 2], [7, 2], [8, 9, 10, 2]]
+    records = {
+        "fairseq-beam5": [_rec("fairseq-beam5", i, t, 0.4, len(t)) for i, t in enumerate([[5, 2], [7, 2], [8, 2]])],
+        "fairseq-greedy": [_rec("fairseq-greedy", i, t, 0.2, len(t)) for i, t in enumerate(g)],
+        "greedy": [_rec("greedy", i, t, 0.1, len(t), accepted=[0] * len(t)) for i, t in enumerate(g)],
+        # sentence 2 in 2 passes (3 + 1 tokens), the others in one
+        "gad-k4": [_rec("gad-k4", 0, g[0], 0.05, 1, [2]), _rec("gad-k4", 1, g[1], 0.05, 1, [1]),
+                   _rec("gad-k4", 2, g[2], 0.1, 2, [2, 0], time_modules={"drafter_encoder": 0.01})],
+        "gad-k4-top3-tau1": [_rec("gad-k4-top3-tau1", 0, [5, 5, 2], 0.04, 1, [2]),
+                             _rec("gad-k4-top3-tau1", 1, g[1], 0.04, 1, [1]),
+                             _rec("gad-k4-top3-tau1", 2, g[2], 0.04, 1, [3])],
+    }
+    return methods, records
+
+
+def test_summary_figures_on_known_inputs():
+    methods, records = _toy_run()
+    df = summarize(methods, records).set_index("label")
+    assert list(df.reset_index().columns) == SUMMARY_COLUMNS
+    # speedups: beam 5 took 1.2 s, engine greedy 0.3 s, GAD 0.2 s, GAD++ 0.12 s
+    assert df.loc["gad-k4", "speedup_vs_beam"] == pytest.approx(6.0)
+    assert df.loc["gad-k4", "speedup_vs_greedy"] == pytest.approx(1.5)
+    assert df.loc["fairseq-greedy", "speedup_vs_beam"] == pytest.approx(2.0)
+    assert df.loc["gad-k4-top3-tau1", "speedup_vs_beam"] == pytest.approx(10.0)
+    # identical to the engine's greedy output: beam 5 agrees on sentence 1 only, GAD++ differs on sentence 0
+    assert df.loc["fairseq-beam5", "identical_to_greedy"] == 1
+    assert df.loc["gad-k4-top3-tau1", "identical_to_greedy"] == 2
+    assert df.loc["gad-k4-top3-tau1", "identical_to_greedy_pct"] == pytest.approx(200 / 3)
+    assert df.loc["gad-k4", "identical_to_greedy"] == 3 and df.loc["greedy", "identical_to_greedy"] == 3
+    # 9 output tokens in 4 passes; accepted draft tokens 5 over 4 iterations; Blockwise k̂: (4-1)/(2-1) = 3
+    assert df.loc["gad-k4", "tokens_per_iteration"] == pytest.approx(9 / 4)
+    assert df.loc["gad-k4", "mean_accepted"] == pytest.approx(5 / 4)
+    assert df.loc["gad-k4", "mean_block"] == pytest.approx(3.0)
+    assert df.loc["greedy", "mean_block"] == pytest.approx(1.0) and df.loc["greedy", "tokens_per_iteration"] == 1
+    assert df.loc["gad-k4", "time_drafter_encoder_s"] == pytest.approx(0.01)
+    assert pd.isna(df.loc["fairseq-beam5", "mean_accepted"]) and df.loc["gad-k4", "exact"]
+    assert not df.loc["gad-k4-top3-tau1", "exact"] and df.loc["gad-k4-top3-tau1", "beta"] == 3
+
+
+def test_speed_baseline_is_the_beam_run_not_the_first_row():
+    methods, records = _toy_run()
+    methods = methods[1:] + methods[:1]  # beam 5 listed last
+    df = summarize(methods, records).set_index("label")
+    assert df.loc["gad-k4", "speedup_vs_beam"] == pytest.approx(6.0)
+    assert summarize(methods, records, beam_label="fairseq-greedy").set_index("label").loc[
+        "gad-k4", "speedup_vs_beam"] == pytest.approx(3.0)
+
+
+def test_write_and_read_run(tmp_path):
+    methods, records = _toy_run()
+    vocab = {5: "the ho@@", 6: "use is red", 7: "a cat sat on the mat", 8: "one", 9: "two three four", 10: "five"}
+    decode = lambda toks: " ".join(vocab[t] for t in toks if t != 2)  # noqa: E731
+    refs = ["the house is red", "a cat sat on the mat", "one two three four five"]
+    write_run(str(tmp_path), methods, records, decode, refs=refs, lang="en", meta={"threads": 1})
+    run = read_run(str(tmp_path))
+    assert run.row("greedy")["bleu"] == 100.0 and run.row("fairseq-beam5")["bleu"] < 100
+    assert run.hyps("greedy")[0] == "the ho@@ use is red"
+    assert run.meta["speed_baseline"] == "fairseq-beam5" and run.meta["threads"] == 1
+    assert [m.label for m in run.methods()] == [m.label for m in methods]
+    first2 = run.resummarize(first=2)
+    assert first2.loc["gad-k4", "n_sentences"] == 2
+    assert first2.loc["gad-k4", "speedup_vs_beam"] == pytest.approx(0.8 / 0.1)
+    lines = (tmp_path / "sentences.jsonl").read_text().splitlines()
+    assert len(lines) == 15 and json.loads(lines[0])["label"] == "fairseq-beam5"
+
+
+def test_old_results_directory_says_what_to_do(tmp_path):
+    pd.DataFrame({"system": ["at_b5"], "speed_vs_at_b5": [1.0]}).to_csv(tmp_path / "summary.csv", index=False)
+    with pytest.raises(ValueError, match="older fastdec.*rerun snakemake"):
+        read_run(str(tmp_path))

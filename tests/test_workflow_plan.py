@@ -1,0 +1,92 @@
+"""The workflow's plan (fastdec/workflow): one training rule, one BPE/binarise set and one fetch rule serve every
+track, so their per-item details must come out right for each."""
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace as W
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from fastdec.workflow import Plan, check_config
+from fastdec.workflow.models import alternatives
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def plan(name="smoke.yaml", mutate=None):
+    cfg = yaml.safe_load((REPO / "config" / name).read_text())
+    if mutate:
+        mutate(cfg)
+    validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+    check_config(cfg, str(REPO))
+    return Plan(cfg, str(REPO), "python")
+
+
+def test_alternatives_match_exactly_and_empty_is_a_value():
+    assert re.fullmatch(alternatives([""]), "") and not re.fullmatch(alternatives([""]), "gec/")
+    assert re.fullmatch(alternatives(["", "gec/"]), "gec/") and not re.fullmatch(alternatives(["a.b"]), "axb")
+    assert not re.fullmatch(alternatives([]), "") and not re.fullmatch(alternatives(iter([])), "")
+
+
+def test_one_training_rule_serves_every_track():
+    p = plan()
+    m, R = p.models, p.R
+    assert set(m.enabled_tracks()) == {"", "gec/", "gad/", "blockwise/"}
+    for track, name in (("", "teacher"), ("gec/", "gec"), ("gad/", "drafter_k4"), ("blockwise/", "both_k4")):
+        assert re.fullmatch(m.track_regex(), track) and re.fullmatch(m.name_regex(), name)
+    teacher = m.get(W(track="", name="teacher"))
+    assert json.loads(teacher.spec) == p.config["train"]["teacher"] and teacher.flags == "" and teacher.priority == 50
+    assert teacher.inputs == {"data": f"{R}/data-bin/raw/dict.en.txt"}
+    assert m.data(W(track="", name="verifier")) == f"{R}/data-bin/distill"
+    gec = m.get(W(track="gec/", name="gec"))
+    assert gec.data == f"{R}/gec/data-bin" and gec.priority == 40 and gec.flags == ""
+    drafter = m.get(W(track="gad/", name="drafter_k4"))
+    assert "--task block_drafting --criterion glat_block_loss --user-dir" in drafter.flags
+    assert json.loads(drafter.spec)["extra_args"]["block-size"] == 4
+    assert drafter.inputs["init"] == f"{R}/gad/models/init_from_verifier.pt"
+    bw = m.get(W(track="blockwise/", name="both_k4"))
+    assert bw.inputs["base"] == f"{R}/models/verifier/model.pt" and "blockwise_cross_entropy" in bw.flags
+    assert m.threads(W(track="blockwise/", name="both_k4")) == p.config["blockwise"]["train"]["threads"]
+    assert m.resource("mem_mb")(W(track="", name="teacher")) == p.config["train"]["teacher"]["mem_mb"]
+    with pytest.raises(ValueError, match="no model"):
+        m.get(W(track="gec/", name="teacher"))
+
+
+def test_single_quotes_in_a_training_config_stop_the_spec():
+    p = plan(mutate=lambda c: c["train"]["teacher"].update(arch="it's"))
+    with pytest.raises(ValueError, match="single quotes"):
+        p.models.spec(W(track="", name="teacher"))
+
+
+def test_bpe_binarise_and_fetch_per_dataset():
+    p = plan()
+    R = p.R
+    assert p.bpe_train_text(W(ds="gec/")) == [f"{R}/gec/data/raw/train.src", f"{R}/gec/data/raw/train.tgt"]
+    assert p.bpe_text(W(ds="", split="test", lang="en")) == f"{R}/data/tok/test.en"
+    assert p.binarize_inputs(W(bin="gec/data-bin")) == [f"{R}/gec/data/bpe/{s}.{x}" for s in ("train", "valid")
+                                                         for x in ("src", "tgt")]
+    mt = W(bin="data-bin/raw")
+    assert p.binarize_tgt(mt) == "de" and len(p.binarize_inputs(mt)) == 8
+    assert p.binarize_test_arg(mt, [f"{R}/data/bpe/train.en"]) == (
+        f"--testpref {R}/data/bpe/test,{R}/data/bpe/latency")
+    assert p.binarize_test_arg(W(bin="gec/data-bin"), [f"{R}/gec/data/bpe/train.src"]) == ""
+    assert p.downloads == {}  # embedded data, UA-GEC: nothing to fetch
+    wmt = plan("wmt14_ende.yaml")
+    assert set(wmt.datasets) == {""} and set(wmt.downloads) == {"downloads"}
+    assert wmt.fetch_url(W(store="downloads", archive="dev.tgz")).endswith("/dev.tgz")
+    bea = plan("gec_bea19.yaml")
+    assert set(bea.datasets) == {"gec/"} and sorted(bea.downloads["gec_downloads"]) == bea.gec.archives
+
+
+def test_cross_field_checks_name_the_key():
+    def bad_archive(c):
+        c["gec"]["data"]["bea19"]["valid"]["archive"] = "nope"
+
+    with pytest.raises(ValueError, match=r"gec.data.bea19.valid.archive: 'nope' is not a name"):
+        plan("gec_bea19.yaml", bad_archive)
+    with pytest.raises(ValueError, match="must not exceed"):
+        plan(mutate=lambda c: c["blockwise"]["decode"].update(min_block_sizes=[99]))
+    with pytest.raises(ValueError, match="no `gad:` section"):
+        plan(mutate=lambda c: c.pop("gad"))

@@ -1,0 +1,72 @@
+# The experiment layer shared by every track: ONE benchmark rule (every method of a run on the same weights, in one
+# process, interleaved: `fastdec bench`) and ONE table rule (`fastdec tables TRACK NAME`). Which runs and tables
+# exist, and the files each reads, come from the track modules (fastdec/tracks/<track>.py); results follow one
+# schema (docs/RESULTS.md).
+import shlex
+
+from fastdec.tracks import bench_runs, one_of, table_items
+
+BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
+TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
+CONFIG_JSON = shlex.quote(json.dumps(config))
+
+
+rule bench:
+    input:
+        unpack(lambda wc: BENCH[wc.run].inputs()),
+    output:
+        summary=f"{R}/{{run}}/summary.csv",
+        sentences=f"{R}/{{run}}/sentences.jsonl",
+        meta=f"{R}/{{run}}/meta.json",
+    params:
+        run=lambda wc: BENCH[wc.run],
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        ref=lambda wc, input: f"--ref {input.ref} --lang {BENCH[wc.run].lang}" if BENCH[wc.run].ref else "",
+        limit=lambda wc: f"--limit {BENCH[wc.run].limit}" if BENCH[wc.run].limit else "",
+        methods=lambda wc: ",".join(BENCH[wc.run].methods),
+        out=lambda wc, output: os.path.dirname(output.summary),
+    wildcard_constraints:
+        run=one_of(BENCH),
+    log:
+        f"{R}/logs/bench/{{run}}.log",
+    benchmark:
+        f"{R}/benchmarks/bench/{{run}}.tsv"
+    # exclusive runs claim every core Snakemake was given (capped at --cores), so no other job runs beside the
+    # timing; torch itself uses the run's own thread count.
+    threads: lambda wc: max(BENCH[wc.run].threads, 4096 if BENCH[wc.run].exclusive else 1)
+    resources:
+        mem_mb=lambda wc: BENCH[wc.run].mem_mb,
+        runtime=lambda wc: BENCH[wc.run].runtime,
+        gpu=lambda wc: BENCH[wc.run].gpus,
+    shell:
+        "export OMP_NUM_THREADS={params.run.threads} MKL_NUM_THREADS={params.run.threads}; "
+        "$PY -m fastdec bench --checkpoint {input.checkpoint} --data-bin {params.data_bin} --input {input.src} "
+        "{params.ref} --methods '{params.methods}' {params.limit} --warmup {params.run.warmup} "
+        "--repeats {params.run.repeats} --max-len-a {params.run.max_len_a} --max-len-b {params.run.max_len_b} "
+        "--device {params.run.device} --threads {params.run.threads} --out-dir {params.out} > {log} 2>&1"
+
+
+rule table:
+    input:
+        lambda wc: TABLES[wc.item].inputs,
+    output:
+        report(f"{R}/{{item}}", caption="../report/table.rst", category="Tables and figures"),
+    params:
+        track=lambda wc: TABLES[wc.item].track,
+        name=lambda wc: TABLES[wc.item].name,
+        caption=lambda wc: TABLES[wc.item].caption_text(REPO),
+        config=CONFIG_JSON,
+        results=lambda wc, output: output[0][: -len(wc.item) - 1],  # results/<experiment>
+    wildcard_constraints:
+        item=one_of(TABLES),
+    log:
+        f"{R}/logs/tables/{{item}}.log",
+    benchmark:
+        f"{R}/benchmarks/tables/{{item}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "MPLBACKEND=Agg $PY -m fastdec tables {params.track} {params.name} --config {params.config} "
+        "--results {params.results} --output {output} > {log} 2>&1"
