@@ -33,7 +33,8 @@ def main():
     import torch
 
     from fastdec.engine.acceptance import accept_top1, accept_top_beta
-    from fastdec.engine.load import load_model, read_lines
+    from fastdec.engine.load import load_model
+    from fastdec.text import read_lines
     from fastdec.engine.loop import draft_verify_accept, greedy_decode
     from fastdec.engine.nat_drafter import load_nat_drafter
     from fastdec.engine.verifier import Verifier

@@ -61,7 +61,7 @@ def main(argv=None):
         loaded = load_model(a.checkpoint, a.data_bin, device=a.device, dtype=a.dtype)
         model, d, name = loaded.model, loaded.tgt_dict, a.checkpoint
     else:
-        from fastdec.engine.testing import build_random_transformer
+        from fastdec.engine.profile import build_random_transformer
 
         layers, dim, ffn, heads = PRESETS[a.random]
         model, d, _ = build_random_transformer(n_symbols=a.vocab - 4, layers=layers, embed_dim=dim, ffn_dim=ffn,

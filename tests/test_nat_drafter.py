@@ -26,7 +26,7 @@ from fastdec_fairseq.criterions.glat_block_loss import (  # noqa: E402
     build_block_inputs, glance_ratio, glance_reveal, sample_prefix_lengths,
 )
 from fastdec_fairseq.models.nat_block_drafter import (  # noqa: E402
-    MASK_SYMBOL, NATBlockDecoder, NATBlockDrafterModel, check_block_size, drafter_only_decode,
+    MASK_SYMBOL, NATBlockDecoder, NATBlockDrafterModel, check_block_size,
 )
 
 PAD, EOS, MASK = 1, 2, 99
@@ -148,8 +148,6 @@ def test_block_size_errors(built, tiny_databin):
     m2 = task2.build_model(cfg.model)  # BOS + 4 masks fit in 6 positions
     with pytest.raises(ValueError, match="exceeds"):
         m2.propose_block(m2.encode(torch.tensor([[5, EOS]])), torch.tensor([[EOS, 5, 6]]), 4)
-    with pytest.raises(ValueError, match="max_len"):
-        drafter_only_decode(model, torch.tensor([[5, EOS]]), 4, 0)
 
 
 # ---------------------------------------------------------------------- masking / prefix sampling / glancing
@@ -317,13 +315,16 @@ def test_fairseq_train_then_load_and_decode(tiny_databin, tmp_path):
     enc = model.encode(src, batch["net_input"]["src_lengths"])
     first = model.propose_block(enc, None, 4)
     assert first.shape == (6, 4)
-    hyps = drafter_only_decode(model, src, 4, max_len=20)
-    assert len(hyps) == 6
-    for h, f in zip(hyps, first):
-        toks = h["tokens"]
-        assert toks[-1] == EOS and int(toks[:-1].eq(EOS).sum()) == 0 and 1 <= len(toks) <= 21
-        assert 1 <= h["iterations"] <= 5
+    # the trained drafter alone, through the engine (fastdec.engine.nat_drafter)
+    from fastdec.engine.nat_drafter import NATDrafter, drafter_alone_decode
+
+    drafter = NATDrafter(model, k=4)
+    for row, f in zip(src, first):
+        r = drafter_alone_decode(drafter, row[row.ne(PAD)], 20)
+        toks = r.tokens
+        assert toks[-1] == EOS and EOS not in toks[:-1] and 1 <= len(toks) <= 21
         n = min(len(toks) - 1, 4)
-        assert torch.equal(toks[:n], f[:n])  # first block = one propose_block call
-        assert h["iterations"] == (len(toks) - 1) // 4 + 1 or len(toks) == 21
+        assert toks[:n] == f[:n].tolist()  # first block = one propose_block call
+        assert r.stats.iterations == (len(toks) - 1) // 4 + 1 or len(toks) == 21
+        assert r.stats.time_encoder > 0 and r.stats.time_modules["drafter_decoder"] > 0
     assert not model.training

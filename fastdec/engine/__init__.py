@@ -8,7 +8,7 @@ Public API (see docs/ARCHITECTURE.md and each module's docstring):
   :func:`make_drafter`, :func:`register_drafter`.
 * acceptance rules: :class:`AcceptanceRule` (base class), :data:`accept_top1`, :class:`accept_top_beta` (GAD++),
   :class:`accept_top_k`, :class:`with_min_block`, :func:`make_acceptance`.
-* :class:`DecodeStats`, :func:`aggregate_stats`.
+* :class:`DecodeStats` (corpus summaries: :mod:`fastdec.bench.results`).
 * :class:`FairseqGenerator` -- fairseq's SequenceGenerator baseline; :func:`load_model`.
 """
 from .acceptance import (AcceptanceRule, ExactRule, accept_top1, accept_top_beta, accept_top_k, make_acceptance,
@@ -18,7 +18,7 @@ from .fairseq_baseline import BaselineResult, FairseqGenerator
 from .load import LoadedModel, load_model
 from .loop import (DecodeResult, DecodeState, compute_max_len, decode_corpus, draft_verify_accept,
                    greedy_decode)
-from .stats import DecodeStats, aggregate_stats, stats_dataframe
+from .stats import DecodeStats
 from .verifier import Verifier, VerifierOutput, resolve_device_dtype
 
 __all__ = [
@@ -26,6 +26,6 @@ __all__ = [
     "draft_verify_accept", "greedy_decode", "decode_corpus", "compute_max_len", "DecodeState", "DecodeResult",
     "Drafter", "NoDrafter", "InputCopyDrafter", "make_drafter", "register_drafter", "available_drafters",
     "AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
-    "make_acceptance", "DecodeStats", "aggregate_stats", "stats_dataframe",
+    "make_acceptance", "DecodeStats",
     "FairseqGenerator", "BaselineResult", "LoadedModel", "load_model",
 ]

@@ -107,6 +107,8 @@ class ExactRule(AcceptanceRule):
         """Only the rows up to the first mismatch decide: project them in chunks of 8, 16, 32 ... and stop there
         (row-wise identical to projecting every row, much less work when a long draft is rejected early)."""
         k = len(draft)
+        if not k:  # a greedy step
+            return 0, project(0, 1).argmax(dim=-1).tolist(), None
         top1: List[int] = []
         start, size = 0, _LAZY_FIRST_CHUNK
         while True:

@@ -26,8 +26,7 @@ case instead of ``2m/k`` (the first call has no hidden state yet: it is a plain 
 
 Usage (after ``import fastdec.engine.blockwise_drafter``, which registers the drafter as ``blockwise``)::
 
-    engine_decode.py --checkpoint bw.pt ... --method blockwise --drafter-module fastdec.engine.blockwise_drafter
-        [--drafter-arg block_size=4] [--acceptance top-k --topk 2] [--min-block-size 2]
+    fastdec bench --checkpoint bw.pt ... --methods greedy,blockwise:k=4,blockwise:k=4:topk=2:min_block=2
 
 or in Python::
 

@@ -5,7 +5,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, List, Optional
+from typing import Any, Iterable, Optional
 
 import torch
 
@@ -13,7 +13,7 @@ from .verifier import resolve_device_dtype
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LoadedModel", "load_model", "encode_lines", "read_lines"]
+__all__ = ["LoadedModel", "load_model"]
 
 
 @dataclass
@@ -79,14 +79,3 @@ def load_model(checkpoint, data_bin=None, *, device: Any = "cpu", dtype: Any = N
     model.eval()
     return LoadedModel(model=model, task=task, cfg=cfg, src_dict=task.source_dictionary,
                        tgt_dict=task.target_dictionary, device=dev, dtype=dt)
-
-
-def read_lines(path) -> List[str]:
-    if not os.path.isfile(path):
-        raise ValueError(f"input file not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
-
-
-def encode_lines(loaded: LoadedModel, lines: Iterable[str]) -> List[torch.Tensor]:
-    return [loaded.encode(line) for line in lines]

@@ -36,8 +36,8 @@ Usage::
     drafter = load_nat_drafter("drafter.pt", data_bin, verifier=verifier)
     res = draft_verify_accept(verifier, src, drafter, accept_top_beta(3, 1.0), max_len_a=1.2, max_len_b=10)
 
-or, through the CLIs: ``--drafter-module fastdec.engine.nat_drafter --method gad --drafter-arg
-drafter_checkpoint=<nat.pt> [--drafter-arg k=<k>] [--acceptance top-beta --beta 3 --tau 1.0]``.
+or from the command line: ``fastdec bench ... --methods greedy,gad:k=10,gad:k=10:beta=3:tau=1 --drafter-arg
+checkpoint=<nat.pt>``.
 """
 from __future__ import annotations
 
@@ -315,9 +315,7 @@ def _gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data
                  user_dir: Optional[str] = None, drafter_checkpoint: Optional[str] = None,
                  context: Optional[dict] = None):
     """``make_drafter("gad", checkpoint=..., k=..., data_bin=..., context=...)`` (``data_bin`` defaults to the
-    verifier's data-bin from ``context["loaded"]``). ``drafter_checkpoint`` is an alias of ``checkpoint`` (with
-    ``scripts/engine_decode.py`` use ``--drafter-arg drafter_checkpoint=...``: its summary already has a
-    ``checkpoint`` key)."""
+    verifier's data-bin from ``context["loaded"]``). ``drafter_checkpoint`` is an alias of ``checkpoint``."""
     if (checkpoint is None) == (drafter_checkpoint is None):
         raise ValueError("the gad drafter needs exactly one of checkpoint=... / drafter_checkpoint=...")
     checkpoint = checkpoint if checkpoint is not None else drafter_checkpoint

@@ -14,14 +14,11 @@ import resource
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, List, Optional
 
 import torch
 
-__all__ = ["DecodeStats", "ModuleTimer", "aggregate_stats", "stats_dataframe", "peak_memory_mb",
-           "reset_peak_memory"]
-
-MODULES = ("encoder", "drafter", "verifier", "other")
+__all__ = ["DecodeStats", "ModuleTimer", "peak_memory_mb", "reset_peak_memory"]
 
 
 def reset_peak_memory(device: torch.device) -> None:
@@ -104,46 +101,3 @@ class ModuleTimer:
         now = self._now()
         self.stats.time_other += now - self._t
         self.stats.time = now - self._start
-
-
-def aggregate_stats(stats: Iterable[DecodeStats], **extra) -> Dict:
-    """Summarise many sentences into one flat dict (a CSV / DataFrame row).
-
-    Keys: ``n_sentences, total_time, sent_per_s, tokens_per_s, mean_time, iterations,
-    mean_iterations, tokens, tokens_per_iteration, mean_accepted_per_iteration,
-    time_encoder/drafter/verifier/other, peak_mem_mb``, ``time_<sub-module>`` per key of
-    ``DecodeStats.time_modules``, plus ``extra``.
-    """
-    stats = list(stats)
-    n = len(stats)
-    total = sum(s.time for s in stats)
-    iters = sum(s.iterations for s in stats)
-    toks = sum(s.out_len for s in stats)
-    acc = [a for s in stats for a in s.accepted]
-    row = {
-        "n_sentences": n,
-        "total_time": total,
-        "sent_per_s": n / total if total > 0 else float("nan"),
-        "tokens_per_s": toks / total if total > 0 else float("nan"),
-        "mean_time": total / n if n else float("nan"),
-        "iterations": iters,
-        "mean_iterations": iters / n if n else float("nan"),
-        "tokens": toks,
-        "tokens_per_iteration": toks / iters if iters else float("nan"),
-        "mean_accepted_per_iteration": sum(acc) / len(acc) if acc else 0.0,
-        "peak_mem_mb": max((s.peak_mem_mb for s in stats), default=0.0),
-    }
-    for m in MODULES:
-        row["time_" + m] = sum(getattr(s, "time_" + m) for s in stats)
-    for s in stats:
-        for m, t in s.time_modules.items():
-            row["time_" + m] = row.get("time_" + m, 0.0) + t
-    row.update(extra)
-    return row
-
-
-def stats_dataframe(stats: Iterable[DecodeStats]):
-    """Per-sentence stats as a pandas DataFrame (pandas imported lazily)."""
-    import pandas as pd
-
-    return pd.DataFrame([s.to_dict() for s in stats])

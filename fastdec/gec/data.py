@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from fastdec.eval.m2 import M2Sentence, extract_edits, format_m2_block, parse_m2
+from fastdec.text import CorpusError, read_lines
 
 __all__ = [
     "GECDataError", "split_m2_blocks", "apply_edits", "m2_to_pairs", "select_splits", "prepare_m2_corpora",
@@ -48,16 +49,9 @@ class GECDataError(ValueError):
 # ----------------------------------------------------------------------------------------------------------------
 def _read_lines(path: str | Path) -> list[str]:
     try:
-        with open(path, encoding="utf-8", newline="\n") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise GECDataError(f"file not found: {path}") from None
-    except UnicodeDecodeError as e:
-        raise GECDataError(f"{path}: not UTF-8 (byte {e.start})") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
+        return read_lines(path)
+    except CorpusError as e:  # the GEC stages report GECDataError
+        raise GECDataError(str(e)) from None
 
 
 def _write_lines(path: str | Path, lines: Iterable[str]) -> int:

@@ -96,8 +96,10 @@ class Plan:
         self.scripts = os.path.join(repo, "scripts")
         self.plugin = os.path.join(repo, "fastdec_fairseq")
         # fairseq checkpoints are pickled Namespaces: torch>=2.6 defaults to weights_only loading.
+        # A conda env (python == "python") has the pinned dependencies but not the package: `-m fastdec` finds it here.
+        path = f" PYTHONPATH='{repo}'${{PYTHONPATH:+:$PYTHONPATH}}" if python == "python" else ""
         self.shell_prefix = (f"set -euo pipefail; export PY='{python}' SCRIPTS='{self.scripts}' "
-                             f"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1; ")
+                             f"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1{path}; ")
         beam = config["decode"]["beam"]
         # Systems of the GAD paper's Table 1 that the AT chain produces: name -> (model, beam)
         self.at_systems = {"teacher_b5": ("teacher", beam), "baseline_b5": ("baseline", beam),

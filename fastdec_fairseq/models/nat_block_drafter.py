@@ -13,7 +13,7 @@ Registered names
 Inference helpers (no fairseq-generate needed)
     ``model.encode(src_tokens, src_lengths)`` -> encoder_out (reusable across calls; ``model.reorder_encoder_out``
     selects/reorders sentences), ``model.propose_block(encoder_out, prefix_tokens, k)`` -> LongTensor[B, k],
-    and the module-level ``drafter_only_decode(model, src_tokens, k, max_len)`` ("NAT drafter alone").
+    (the "NAT drafter alone" rows decode with the engine: ``fastdec.engine.nat_drafter.drafter_alone_decode``).
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class NATBlockDecoder(TransformerDecoderBase):
         if incremental_state is not None:
             raise NotImplementedError(
                 "nat_block_drafter has a bidirectional decoder and no incremental decoding; "
-                "use propose_block()/drafter_only_decode() instead of fairseq's SequenceGenerator"
+                "use propose_block() or fastdec.engine.nat_drafter.drafter_alone_decode() instead of fairseq's SequenceGenerator"
             )
         return super().extract_features_scriptable(
             prev_output_tokens,
@@ -276,7 +276,7 @@ class NATBlockDrafterModel(TransformerModel):
 
         Returns:
             LongTensor[B, k] of drafted token ids (or ``(tokens, lprobs)``). Does not change train/eval mode;
-            call ``model.eval()`` first (``drafter_only_decode`` does it for you).
+            call ``model.eval()`` first.
         """
         max_pos = self.max_decoder_positions()
         k = check_block_size(k, max_pos)
@@ -303,69 +303,6 @@ class NATBlockDrafterModel(TransformerModel):
         if return_logprobs:
             return tokens, torch.log_softmax(logits.float(), dim=-1)
         return tokens
-
-
-@torch.no_grad()
-def drafter_only_decode(model, src_tokens: Tensor, k: int, max_len: int,
-                        src_lengths: Optional[Tensor] = None) -> List[Dict]:
-    """Decode with the NAT drafter alone ("NAT drafter" rows of GAD Table 1), no verifier.
-
-    Block after block: append all k drafted tokens to the prefix, stop a sentence at its first EOS (or after
-    ``max_len`` tokens). Sentences that finish are dropped from the batch (the encoding is computed once).
-
-    Args:
-        model: a ``nat_block_drafter`` model (put in eval mode for the call, restored afterwards).
-        src_tokens: LongTensor[B, S] source tokens (fairseq convention: ending with EOS, padded).
-        k: block size (the drafter's training block size is the natural choice).
-        max_len: maximum number of output tokens per sentence, EOS excluded.
-        src_lengths: optional LongTensor[B]; computed from the padding if omitted.
-
-    Returns:
-        list of B dicts: ``{"tokens": LongTensor (no BOS, ending with EOS), "iterations": int}`` where
-        iterations counts drafter forward passes for that sentence.
-    """
-    k = check_block_size(k, model.max_decoder_positions())
-    if max_len < 1:
-        raise ValueError(f"max_len must be >= 1, got {max_len}")
-    was_training = model.training
-    model.eval()
-    try:
-        eos, pad = model.eos_idx, model.pad_idx
-        max_pos = model.max_decoder_positions()
-        bsz = src_tokens.size(0)
-        device = next(model.parameters()).device
-        src_tokens = src_tokens.to(device)
-        enc = model.encode(src_tokens, None if src_lengths is None else src_lengths.to(device))
-        tokens = torch.full((bsz, 1), eos, dtype=torch.long, device=device)  # BOS
-        active = torch.arange(bsz, device=device)
-        results: List[Optional[Dict]] = [None] * bsz
-        iterations = 0
-        while active.numel() > 0:
-            gen_len = tokens.size(1) - 1
-            k_eff = min(k, max_pos - 1 - gen_len)
-            if k_eff < 1 or gen_len >= max_len:
-                finished = torch.ones(active.numel(), dtype=torch.bool, device=device)
-                block = tokens.new_empty((active.numel(), 0))
-            else:
-                block = model.propose_block(enc, tokens, k_eff)
-                iterations += 1
-                is_eos = block.eq(eos)
-                finished = is_eos.any(1) | (gen_len + k_eff >= max_len)
-            tokens = torch.cat([tokens, block], dim=1)
-            if finished.any():
-                for row in finished.nonzero().view(-1).tolist():
-                    out = tokens[row, 1:]
-                    eos_pos = out.eq(eos).nonzero()
-                    cut = int(eos_pos[0]) if eos_pos.numel() > 0 else min(out.numel(), max_len)
-                    hyp = torch.cat([out[:cut], out.new_tensor([eos])]).cpu()
-                    results[int(active[row])] = {"tokens": hyp, "iterations": iterations}
-                keep = (~finished).nonzero().view(-1)
-                active, tokens = active[keep], tokens[keep]
-                if keep.numel() > 0:
-                    enc = model.reorder_encoder_out(enc, keep)
-        return results  # type: ignore[return-value]
-    finally:
-        model.train(was_training)
 
 
 # ---------------------------------------------------------------------- architectures

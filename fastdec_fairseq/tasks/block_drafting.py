@@ -54,5 +54,5 @@ class BlockDraftingTask(TranslationTask):
     def build_generator(self, models, args, **kwargs):
         raise NotImplementedError(
             "the NAT block drafter is not decoded with fairseq-generate; use "
-            "fastdec_fairseq.models.nat_block_drafter.drafter_only_decode or the fastdec GAD engine"
+            "fastdec.engine.nat_drafter.drafter_alone_decode or the fastdec GAD engine"
         )

@@ -68,8 +68,9 @@ def test_methods_runs_and_items():
         "greedy", "blockwise-k2-int8", "blockwise-k4-int8", "blockwise-k2-top2-int8", "blockwise-k4-top2-int8",
         "blockwise-k2-min2-int8", "blockwise-k4-min2-int8"]
     test = runs["blockwise/bench/test/both_k4"]
-    assert test.methods == ["fairseq:beam=5", "greedy", "blockwise:k=2:precision=int8", "blockwise:k=4:precision=int8",
-                            "blockwise:k=2:precision=float", "blockwise:k=4:precision=float"]
+    assert test.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "blockwise:k=2:precision=int8",
+                            "blockwise:k=4:precision=int8", "blockwise:k=2:precision=float",
+                            "blockwise:k=4:precision=float"]
     assert test.limit == 4 and test.src == "R/data/bpe/test.en" and test.lang == "de" and test.max_len_b == 10
     assert test.dictionary == "R/data-bin/raw/dict.en.txt" and test.checkpoint == "R/blockwise/models/both_k4/model.pt"
     # one model per k without shared heads; ℓ > k is skipped; no precision comparison on a GPU
@@ -163,8 +164,9 @@ def _test_run(path):
     specs = B.methods(B.section(_config()), "test", "both", 4)
     recs = {"fairseq-beam5": _records("fairseq-beam5", [0.3] * 4, [len(t) for t in GREEDY],
                                       [GREEDY[0], GREEDY[1], [9, 2], GREEDY[3]]),
+            "fairseq-greedy": _records("fairseq-greedy", [0.2] * 4, [len(t) for t in GREEDY]),
             "greedy": _records("greedy", [0.1] * 4, ITERS["greedy"])}
-    for m in parse_methods(specs)[2:]:  # int8 heads are cheaper than float ones here
+    for m in parse_methods(specs)[3:]:  # int8 heads are cheaper than float ones here
         recs[m.label] = _records(m.label, [0.1 - 0.01 * m.k - 0.01 * (m.precision == "int8")] * 4, ITERS[f"both{m.k}"])
     _write(path, specs, recs)
 

@@ -226,26 +226,6 @@ def test_drafter_sees_hidden_states():
     assert seen and all(h[0][1] == 8 and h[1] == (8,) and h[2] == h[3] for h in seen)  # output dim 8
 
 
-def test_aggregate_stats():
-    from fastdec.engine import aggregate_stats, stats_dataframe
-
-    model, d, ver = random_model(0)
-    res = [draft_verify_accept(ver, torch.tensor([5 + i, 9, 2]), InputCopyDrafter(), max_len_b=6, sent_id=i)
-           for i in range(3)]
-    row = aggregate_stats([r.stats for r in res], method="iad")
-    assert row["n_sentences"] == 3 and row["method"] == "iad"
-    assert row["tokens"] == sum(len(r.tokens) for r in res)
-    assert row["iterations"] == sum(r.stats.iterations for r in res)
-    assert row["total_time"] == pytest.approx(sum(r.stats.time for r in res))
-    assert row["sent_per_s"] > 0 and row["peak_mem_mb"] > 0
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return
-    df = stats_dataframe([r.stats for r in res])
-    assert list(df["id"]) == [0, 1, 2] and "time_verifier" in df.columns
-
-
 @pytest.mark.parametrize("noise", [0.0, 0.05, 0.3])
 def test_lazy_projection_of_exact_acceptance_matches_full_projection(noise):
     """Exact acceptance projects rows in chunks of 8, 16, 32 and stops at the first mismatch; it must accept

@@ -154,7 +154,7 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     t7 = pd.read_csv(f"{R}/gad/tables/gad_table7_modules.csv")
     assert [c for c in t7.columns if c.endswith("_ms")] == ["gad-k4-top5-tau3_ms", "gad-k4_ms", "greedy_ms",
                                                               "paper_ms"]
-    assert t7["gad-k4_ms"].iloc[:5].sum() == pytest.approx(t7["gad-k4_ms"].iloc[5], abs=2e-3)
+    assert t7["gad-k4_ms"].iloc[:5].sum() == pytest.approx(t7["gad-k4_ms"].iloc[5], abs=4e-3)  # six values rounded to 1e-3
     t9 = pd.read_csv(f"{R}/gad/tables/gad_table9_repetition.csv")
     assert list(t9["label"])[:6] == ["greedy", "fairseq-beam5", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
                                      "gad-k4-top5-tau3"]

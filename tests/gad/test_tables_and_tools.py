@@ -171,16 +171,17 @@ def test_track_runs_drafters_and_items():
     assert [parse_method(m).label for m in test.methods] == [
         "fairseq-beam5", "fairseq-greedy", "greedy", "nat-k10", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top5-tau3"]
     assert [parse_method(m).label for m in valid.methods] == [
-        "fairseq-beam5", "greedy", "gad-k4", "gad-k4-top3-tau1", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top3-tau2"]
+        "fairseq-beam5", "fairseq-greedy", "greedy", "gad-k4", "gad-k4-top3-tau1", "gad-k10", "gad-k10-top3-tau1",
+        "gad-k10-top3-tau2"]
     drafter = "results/x/gad/models/drafter_k10/model.pt"
-    assert parse_method(valid.methods[2]).drafter_args == {"checkpoint": drafter} and valid.drafters == [drafter]
+    assert parse_method(valid.methods[3]).drafter_args == {"checkpoint": drafter} and valid.drafters == [drafter]
     assert (test.src, test.ref, test.lang, test.limit, valid.limit) == (
         "results/x/data/bpe/test.en", "results/x/data/raw/test.de", "de", None, 50)
     assert test.dictionary == "results/x/data-bin/distill/dict.en.txt" and test.checkpoint.endswith("verifier/model.pt")
     cfg["gad"]["retrain_block_sizes"] = True
     valid = gad.bench_runs(cfg, "r")["gad/bench/valid"]
     assert valid.drafters == ["r/gad/models/drafter_k10/model.pt", "r/gad/models/drafter_k4/model.pt"]
-    assert parse_method(valid.methods[2]).drafter_args["checkpoint"] == "r/gad/models/drafter_k4/model.pt"
+    assert parse_method(valid.methods[3]).drafter_args["checkpoint"] == "r/gad/models/drafter_k4/model.pt"
     items = gad.table_items(cfg, "r")
     assert list(items) == ["gad/tables/gad_table1.csv", "gad/tables/gad_table2_block_size.csv",
                            "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
