@@ -1,11 +1,8 @@
-"""Shared bits of the thin CLIs in scripts/: make the repo importable and report errors cleanly."""
+"""Shared bits of the thin CLIs in scripts/: report errors cleanly. The package is installed (``pip install -e .``;
+under ``--software-deployment-method conda`` the workflow puts the repository on PYTHONPATH)."""
 import os
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 

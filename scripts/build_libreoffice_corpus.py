@@ -31,10 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from fastdec.data import libreoffice as lo
 
-from fastdec.data import libreoffice as lo  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SCRIPT_VERSION = "1"
 DEFAULT_VERSION = "4:7.4.7-1+deb12u14"

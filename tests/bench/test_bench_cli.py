@@ -98,17 +98,16 @@ def test_bench_cli_bad_input_is_one_error_line(tiny_checkpoint, tiny_databin, tm
     assert not (tmp_path / "run" / "summary.csv").exists()
 
 
-def test_bench_cli_missing_and_empty_input_exit_2(tiny_checkpoint, tiny_databin, tmp_path):
+def test_bench_cli_missing_and_empty_input_exit_2(tiny_checkpoint, tiny_databin, tmp_path, capsys):
     def bench(inp):
-        return subprocess.run([sys.executable, "-m", "fastdec", *_args(tiny_checkpoint, tiny_databin, inp,
-                                                                         tmp_path / "run", "greedy")],
-                              cwd=REPO, capture_output=True, text=True)
+        rc = main(_args(tiny_checkpoint, tiny_databin, inp, tmp_path / "run", "greedy"))
+        return rc, capsys.readouterr().err
 
-    r = bench(tmp_path / "missing.txt")
-    assert r.returncode == 2 and "missing.txt: file not found" in r.stderr and "Traceback" not in r.stderr
+    rc, err = bench(tmp_path / "missing.txt")
+    assert rc == 2 and "missing.txt: file not found" in err and "Traceback" not in err
     (tmp_path / "empty.txt").write_text("")
-    r = bench(tmp_path / "empty.txt")
-    assert r.returncode == 2 and "is empty" in r.stderr
+    rc, err = bench(tmp_path / "empty.txt")
+    assert rc == 2 and "is empty" in err
     (tmp_path / "one.txt").write_text("w1\n")
-    r = bench(tmp_path / "one.txt")
-    assert r.returncode == 0 and json.loads((tmp_path / "run" / "meta.json").read_text())["sentences"] == 1
+    assert bench(tmp_path / "one.txt")[0] == 0
+    assert json.loads((tmp_path / "run" / "meta.json").read_text())["sentences"] == 1
