@@ -15,7 +15,7 @@ from fastdec.report.paper_gad import (GAD_TABLE2, GAD_TABLE3, GAD_TABLE3_GREEDY_
                                       GAD_TABLE8_TOTAL_MIB, GAD_TABLE9, GAD_TABLE14)
 from fastdec.text import remove_bpe
 
-__all__ = ["paper_key", "table1", "table2_block_size", "table3_beta_tau", "table7_modules", "table8_memory",
+__all__ = ["paper_en_de_only", "paper_key", "table1", "table2_block_size", "table3_beta_tau", "table7_modules", "table8_memory",
            "table9_repetition", "repetition_ratio", "per_sentence_speedup", "speedup_histogram"]
 
 
@@ -45,6 +45,18 @@ def paper_table1(reference: str = "wmt14_en-de") -> Dict[str, dict]:
     if reference not in GAD_TABLE14:
         raise ValueError(f"unknown paper reference {reference!r}; choose one of {', '.join(GAD_TABLE14)}")
     return GAD_TABLE1 if reference == "wmt14_en-de" else GAD_TABLE14[reference]
+
+
+def paper_en_de_only(df: pd.DataFrame, reference: str, table: str) -> pd.DataFrame:
+    """``df`` as is for WMT14 En-De; for another ``reference`` the paper columns empty, the paper-only rows dropped
+    and a ``paper_note`` column saying why: the GAD paper reports ``table`` for WMT14 En-De only."""
+    if reference == "wmt14_en-de":
+        return df
+    if "label" in df:
+        df = df[~df["label"].astype(str).str.endswith("(paper only)")]
+    df = df.assign(**{c: None for c in df.columns if c.startswith("paper_")})
+    df["paper_note"] = f"the GAD paper reports {table} for WMT14 En-De only (none for {reference})"
+    return df.reset_index(drop=True)
 
 
 def paper_key(m: Method, reference: str = "wmt14_en-de") -> Optional[str]:

@@ -141,5 +141,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
                                  hq=parse_method(p.hq).label)
     else:
         raise ValueError(f"the gad track has no table {name!r}; it has {', '.join(TABLES)}")
+    if name != "gad_table1":  # Table 1 has every direction (journal version, Table 14); the others En-De only
+        df = T.paper_en_de_only(df, g["paper_reference"], "Table " + name.split("_")[1][5:])
     df.to_csv(output, index=False)
     print(df.to_string(index=False), flush=True)

@@ -18,6 +18,6 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     from fastdec.report.tables import at_table
 
     (item,) = table_items(config, R).values()
-    df = at_table(item.inputs)
+    df = at_table(item.inputs, config.get("gad", {}).get("paper_reference", "wmt14_en-de"))
     df.to_csv(output, index=False)
     print(df.to_string(index=False), flush=True)

@@ -54,6 +54,7 @@ rule gad_table8_memory:
         a=DEC["max_len_a"],
         b=DEC["max_len_b"],
         device=config["device"],
+        ref=GT.g["paper_reference"],
     log:
         log("gad_table8_memory"),
     benchmark:
@@ -66,7 +67,7 @@ rule gad_table8_memory:
     shell:
         "$PY $SCRIPTS/gad_memory.py --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
         "--methods '{params.methods}' --limit {params.n} --max-len-a {params.a} --max-len-b {params.b} "
-        "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} > {log} 2>&1"
+        "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} --paper-reference {params.ref} > {log} 2>&1"
 
 
 rule gad_table11_case_study:
