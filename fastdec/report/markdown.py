@@ -1,4 +1,5 @@
-"""The Markdown report: one section per table or figure, the paper's figures in their own columns.
+"""The Markdown report: a coverage table of the papers (fastdec.report.coverage), then one section per table or
+figure, the paper's figures in their own columns.
 
 Captions come from ``workflow/report/<stem>.rst`` (the same files `snakemake --report` shows): the first line is the
 section title, the rest its explanation.
@@ -11,6 +12,8 @@ import platform
 from pathlib import Path
 
 import pandas as pd
+
+from .coverage import coverage_markdown
 
 
 def _fmt(v, integral: bool = False):
@@ -54,7 +57,7 @@ def read_caption(captions_dir: str | None, stem: str) -> tuple[str, str]:
 def build_report(experiment: str, items: list[str], captions_dir: str | None = None, out_dir: str = ".") -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"# fastdec report: `{experiment}`", "",
-             f"Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs).", ""]
+             f"Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs).", "", coverage_markdown()]
     for path in items:
         stem = Path(path).stem
         title, note = read_caption(captions_dir, stem)

@@ -1,0 +1,157 @@
+"""Coverage registry: every numbered table and figure and the main quantitative in-text results of the four papers
+(/work/shared/papers), and what this workflow does with each. The Markdown report starts with it; the tests check
+every ``DEFAULT`` path against the files the default config writes (fastdec.tracks.table_items + track rules) and
+that every table item of the default config is listed here.
+
+Papers: ``Xia`` = Xia et al. 2022 (GAD), ``Ge`` = Ge et al. 2022 (IAD + GAD, journal version), ``Stern`` = Stern et
+al. 2018 (blockwise parallel decoding), ``Hsu`` = Hsu et al. 2020 (efficient inference for NMT).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import List, Optional
+
+DEFAULT = "default run"
+PAPER_SCALE = "paper-scale config"
+NOT_YET = "not implemented yet"
+NOT_HERE = "not reproducible here"
+STATUSES = (DEFAULT, PAPER_SCALE, NOT_YET, NOT_HERE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    paper: str
+    item: str
+    shows: str
+    status: str
+    where: str = ""   # DEFAULT: output path relative to results/<exp>; PAPER_SCALE: the config (and path)
+    why: str = ""     # NOT_YET / NOT_HERE: the reason
+
+    def __post_init__(self):
+        assert self.status in STATUSES, self.status
+        assert bool(self.where) == (self.status in (DEFAULT, PAPER_SCALE)), self
+        assert bool(self.why) == (self.status in (NOT_YET, NOT_HERE)), self
+
+
+def _d(paper, item, shows, path):
+    return Entry(paper, item, shows, DEFAULT, where=path)
+
+
+def _p(paper, item, shows, config):
+    return Entry(paper, item, shows, PAPER_SCALE, where=config)
+
+
+def _y(paper, item, shows, why):
+    return Entry(paper, item, shows, NOT_YET, why=why)
+
+
+def _n(paper, item, shows, why):
+    return Entry(paper, item, shows, NOT_HERE, why=why)
+
+
+ILLUSTRATION = "an illustration of the method, no measured data"
+HUMAN = "needs human evaluation"
+T = "gad/tables/"
+B = "blockwise/tables/"
+
+REGISTRY: List[Entry] = [
+    # ---- Xia et al. 2022 (GAD)
+    _d("Xia", "Table 1", "GAD/GAD++ vs AT and NAT: BLEU, iterations, speedup (WMT14 En-De)", T + "gad_table1.csv"),
+    _d("Xia", "Table 1 (AT rows)", "teacher, w/o Seq-KD baseline and verifier decoded by fairseq",
+       "tables/table1_at.csv"),
+    _y("Xia", "Table 1 (NAT baselines)", "cited NAT systems' BLEU/speedup", "paper-only rows (issue 15)"),
+    _d("Xia", "Table 2", "block size k: mean accepted tokens, BLEU, speedup (dev)", T + "gad_table2_block_size.csv"),
+    _d("Xia", "Table 3", "GAD++ top-beta x tau grid (dev)", T + "gad_table3_beta_tau.csv"),
+    _y("Xia", "Table 4", "big drafter/verifier vs Blockwise and other big models",
+       "paper-scale option for the big pair (issue 15)"),
+    _y("Xia", "Table 5", "NAT-big drafter in GAD-base", "config option and rule (issue 15)"),
+    _y("Xia", "Table 6", "single teacher vs 3-teacher ensemble for Seq-KD", "config option and rule (issue 15)"),
+    _d("Xia", "Table 7", "profiling of GAD++ by module", T + "gad_table7_modules.csv"),
+    _d("Xia", "Table 8", "peak GPU memory of GAD vs AT", T + "gad_table8_memory.csv"),
+    _d("Xia", "Table 9", "token repetition ratio", T + "gad_table9_repetition.csv"),
+    _y("Xia", "Table 10", "drafter/verifier hyperparameters", "generated from the configs (issue 15)"),
+    _d("Xia", "Table 11", "decoding examples (case study)", T + "gad_table11_case_study.csv"),
+    _y("Xia", "Figure 1", "BLEU vs speedup of every system", "figure from Table 1 (issue 15)"),
+    _n("Xia", "Figure 2", "draft-and-verify iteration", ILLUSTRATION),
+    _n("Xia", "Figure 3", "GAD++ verification", ILLUSTRATION),
+    _d("Xia", "Figure 4", "per-sentence speedup distribution of GAD++", "gad/figures/gad_figure4_speedup.png"),
+    _d("Xia", "Footnote 8", "mean accepted tokens on the dev set (GAD, GAD++, Blockwise)",
+       T + "gad_table2_block_size.csv"),
+    # ---- Ge et al. 2022 (IAD + GAD)
+    _d("Ge", "Table 1", "IAD vs beam/greedy on CoNLL-13: F0.5 and speedup", "gec/tables/gec_table1.csv"),
+    _d("Ge", "Table 2", "examples of IAD speedup ratios", "gec/tables/gec_table2.csv"),
+    _y("Ge", "Table 3", "efficient GEC models on CoNLL-14 (12+2 BART-initialised)",
+       "BART initialisation (issue 15); cited rows paper-only"),
+    _y("Ge", "Table 4", "IAD on NLPCC-18 Chinese GEC and Wikilarge simplification",
+       "paper-scale tracks (issue 15); NLPCC-18 data needs registration"),
+    _p("Ge", "Table 5", "GAD on WMT14 En<->De and WMT16 En<->Ro",
+       "config/wmt14_ende.yaml, config/wmt16_enro.yaml (En-De, En-Ro; De-En and Ro-En: issue 15)"),
+    _d("Ge", "Table 6", "block size k (= Xia Table 2)", T + "gad_table2_block_size.csv"),
+    _d("Ge", "Table 7", "GAD++ beta x tau (= Xia Table 3)", T + "gad_table3_beta_tau.csv"),
+    _y("Ge", "Table 8", "big GAD vs Blockwise (= Xia Table 4)", "paper-scale option for the big pair (issue 15)"),
+    _y("Ge", "Table 9", "NAR-big drafter (= Xia Table 5)", "config option and rule (issue 15)"),
+    _y("Ge", "Table 10", "GAD/GAD++ on CNN-DM summarization (ROUGE)", "paper-scale track (issue 15)"),
+    _y("Ge", "Table 11", "GEC hyperparameters", "generated from the configs (issue 15)"),
+    _d("Ge", "Table 12", "IAD on CPU by thread count", "gec/tables/gec_table12.csv"),
+    _y("Ge", "Table 13", "GAD hyperparameters (= Xia Table 10)", "generated from the configs (issue 15)"),
+    _p("Ge", "Table 14", "per-direction GAD/GAD++ details", "config/wmt16_enro.yaml (gad/tables/gad_table1.csv)"),
+    _d("Ge", "Table 15", "profiling (= Xia Table 7)", T + "gad_table7_modules.csv"),
+    _d("Ge", "Table 16", "GPU memory (= Xia Table 8)", T + "gad_table8_memory.csv"),
+    _d("Ge", "Table 17", "examples (= Xia Table 11)", T + "gad_table11_case_study.csv"),
+    _n("Ge", "Figure 1", "autoregressive vs aggressive decoding", ILLUSTRATION),
+    _n("Ge", "Figure 2", "IAD overview", ILLUSTRATION),
+    _n("Ge", "Figure 3", "GAD iteration", ILLUSTRATION),
+    _n("Ge", "Figure 4", "GAD++", ILLUSTRATION),
+    _d("Ge", "Figure 5", "IAD speedup distribution vs edit distance", "gec/figures/gec_figure5.png"),
+    _y("Ge", "Figure 6", "IAD latency vs batch size (Transformer-big, 12+2 BART)", "batched benchmark runs"),
+    _n("Ge", "Figure 7", "GAD batch latency on P100 / V100 / A100",
+       "needs the three GPU generations; one GPU at most here"),
+    _d("Ge", "Figure 8", "per-sentence speedup (= Xia Figure 4)", "gad/figures/gad_figure4_speedup.png"),
+    # ---- Stern et al. 2018 (blockwise parallel decoding)
+    _d("Stern", "Table 1", "BLEU and mean accepted block size per k and training variant (dev)",
+       B + "blockwise_table1.csv"),
+    _d("Stern", "Table 1 (scatter)", "Table 1 as BLEU vs mean accepted block size", B + "blockwise_table1_scatter.png"),
+    _n("Stern", "Table 2", "super-resolution on CelebA", "image super-resolution models and CelebA are out of scope"),
+    _n("Stern", "Table 3", "human evaluation on CelebA", HUMAN),
+    _d("Stern", "Table 4", "test BLEU and wall-clock speedup at batch 1", B + "blockwise_table4.csv"),
+    _y("Stern", "Table 4 (prior work)", "cited systems' rows", "paper-only rows (issue 15)"),
+    _n("Stern", "Figure 1", "predict / verify / accept substeps", ILLUSTRATION),
+    _n("Stern", "Figure 2", "merged scoring and proposal", ILLUSTRATION),
+    _n("Stern", "Figure 3", "Transformer with k output heads", ILLUSTRATION),
+    _d("Stern", "Figure 4", "wall-clock speedup vs mean accepted block size", B + "blockwise_figure4.png"),
+    _d("Stern", "Figure 4 (data)", "the figure's points", B + "blockwise_figure4.csv"),
+    _d("Stern", "Sec. 5.1", "approximate top-k acceptance", B + "blockwise_approx.csv"),
+    _d("Stern", "Sec. 5.3", "minimum block size", B + "blockwise_minblock.csv"),
+    _y("Stern", "Sec. 7.4", "step-by-step decoding example", "case-study tracing of our model (issue 15)"),
+    _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
+       B + "blockwise_vs_gad.csv"),
+    # ---- Hsu et al. 2020 (efficient inference for NMT)
+    _y("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed", "no track for these architectures"),
+    _y("Hsu", "Table 2", "L0 head pruning on a 12-1 model", "no track for head pruning"),
+    _y("Hsu", "Table 3", "GPU batch-128 and CPU batch-1 decoding speed", "no track for these architectures"),
+    _n("Hsu", "Figure 1", "efficient Transformer architecture", ILLUSTRATION),
+    _y("Hsu", "Figure 2", "quality vs speed over encoder/decoder depths", "no depth sweep track"),
+]
+
+
+def counts(entries: Optional[List[Entry]] = None) -> Counter:
+    return Counter(e.status for e in (REGISTRY if entries is None else entries))
+
+
+def default_paths() -> set:
+    return {e.where for e in REGISTRY if e.status == DEFAULT}
+
+
+def coverage_markdown() -> str:
+    """The report's coverage section: the counts, then one row per entry."""
+    import pandas as pd
+
+    from .markdown import df_to_markdown
+
+    c = counts()
+    head = ", ".join(f"{s}: {c[s]}" for s in STATUSES)
+    df = pd.DataFrame([{"paper": e.paper, "item": e.item, "shows": e.shows, "status": e.status,
+                        "output / config / reason": e.where or e.why} for e in REGISTRY])
+    return "\n".join(["## Coverage of the papers", "", f"{len(REGISTRY)} items: {head}. Default-run paths are "
+                      "relative to `results/<experiment>`.", "", df_to_markdown(df), ""])
