@@ -27,7 +27,7 @@ from fastdec.text import postprocess, read_lines, write_lines
 
 from .methods import Method, parse_method
 
-__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "SUMMARY_COLUMNS"]
+__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
@@ -76,6 +76,11 @@ class Record:
         return asdict(self)
 
 
+def speed_baseline(methods: Sequence[Method]) -> Optional[str]:
+    """The label ``speedup_vs_beam`` is measured against: the first fairseq method with beam > 1 at batch 1."""
+    return next((m.label for m in methods if m.kind == "fairseq" and m.beam > 1 and m.batch_size == 1), None)
+
+
 def _ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -85,8 +90,7 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
               refs: Optional[Sequence[str]] = None, lang: Optional[str] = None) -> pd.DataFrame:
     """One row per method with the :data:`SUMMARY_COLUMNS`. ``beam_label`` names the speed baseline (default: the
     first fairseq method with beam > 1 at batch 1); BLEU needs the BPE'd ``hyps``, raw ``refs`` and ``lang``."""
-    if beam_label is None:
-        beam_label = next((m.label for m in methods if m.kind == "fairseq" and m.beam > 1 and m.batch_size == 1), None)
+    beam_label = beam_label or speed_baseline(methods)
     total = {label: sum(r.time for r in recs) for label, recs in records.items()}
     greedy = records.get(greedy_label)
     rows = []
@@ -128,6 +132,7 @@ def write_run(out_dir: str, methods: Sequence[Method], records: Dict[str, List[R
               decode: Callable[[List[int]], str], *, refs: Optional[Sequence[str]] = None, lang: Optional[str] = None,
               beam_label: Optional[str] = None, meta: Optional[dict] = None) -> pd.DataFrame:
     """Write a run directory (see the module docstring); ``decode(tokens)`` gives the BPE'd hypothesis."""
+    beam_label = beam_label or speed_baseline(methods)
     hyps = {m.label: [decode(r.tokens) for r in records[m.label]] for m in methods}
     for label, lines in hyps.items():
         write_lines(os.path.join(out_dir, "hyps", f"{label}.txt"), lines)
@@ -137,8 +142,7 @@ def write_run(out_dir: str, methods: Sequence[Method], records: Dict[str, List[R
                 f.write(json.dumps(r.to_dict()) + "\n")
     df = summarize(methods, records, beam_label=beam_label, hyps=hyps, refs=refs, lang=lang)
     df.to_csv(os.path.join(out_dir, "summary.csv"), index=False)
-    meta = {**(meta or {}), "methods": [m.spec for m in methods], "speed_baseline": beam_label or next(
-        (m.label for m in methods if m.kind == "fairseq" and m.beam > 1 and m.batch_size == 1), None)}
+    meta = {**(meta or {}), "methods": [m.spec for m in methods], "speed_baseline": beam_label}
     with open(os.path.join(out_dir, "meta.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2, default=str)
     return df

@@ -57,6 +57,11 @@ def drafter_kwargs(m: Method) -> dict:
     return kw
 
 
+def _generator(c: Context, m: Method) -> FairseqGenerator:
+    return FairseqGenerator(c.loaded.model, c.loaded.tgt_dict, beam=m.beam, max_len_a=c.max_len_a,
+                            max_len_b=c.max_len_b, device=c.verifier.device)
+
+
 class _Systems:
     """Builds one decode function per method; drafters with the same settings are shared (GAD and GAD++)."""
 
@@ -77,8 +82,7 @@ class _Systems:
     def build(self, m: Method) -> Callable[[int, torch.Tensor], Record]:
         c = self.ctx
         if m.kind == "fairseq":
-            gen = FairseqGenerator(c.loaded.model, c.loaded.tgt_dict, beam=m.beam, max_len_a=c.max_len_a,
-                                   max_len_b=c.max_len_b, device=c.verifier.device)
+            gen = _generator(c, m)
 
             def fairseq_one(i, src):
                 r = gen.generate([src])[0]
@@ -139,8 +143,7 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                 progress(i, len(sources))
         for m in methods:
             if m.batch_size > 1:
-                gen = FairseqGenerator(ctx.loaded.model, ctx.loaded.tgt_dict, beam=m.beam, max_len_a=ctx.max_len_a,
-                                       max_len_b=ctx.max_len_b, device=ctx.verifier.device)
+                gen = _generator(ctx, m)
                 if warmup:
                     gen.generate(list(sources[:warmup]), batch_size=m.batch_size)
                 results = gen.generate(list(sources), batch_size=m.batch_size)

@@ -11,13 +11,13 @@ and the table command finds its inputs through the same functions, so the paths 
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-__all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "one_of"]
+__all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "section"]
 
 # config `tracks:` switch -> track module
 TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
@@ -74,9 +74,20 @@ def track_module(track: str):
     return importlib.import_module(f"fastdec.tracks.{track}")
 
 
-def one_of(names) -> str:
-    """A wildcard constraint matching exactly these names."""
-    return "|".join(re.escape(n) for n in names) or "no-such-item"
+def section(config: dict, name: str) -> dict:
+    """``config[name]`` validated against workflow/schemas/<name>.schema.yaml, on a copy with its defaults filled in
+    (the table command may get a config no Snakefile has validated)."""
+    schema = f"workflow/schemas/{name}.schema.yaml"
+    if name not in config:
+        raise ValueError(f"config: the {name} track is on but there is no `{name}:` section (see {schema})")
+    from snakemake.utils import validate
+
+    out = copy.deepcopy(config[name])
+    try:
+        validate(out, os.path.join(os.path.dirname(__file__), "..", "..", schema))  # fills the defaults
+    except Exception as e:  # noqa: BLE001  (snakemake's WorkflowError)
+        raise ValueError(f"config {name}: {e}") from None
+    return out
 
 
 def _enabled(config) -> List[str]:

@@ -16,31 +16,19 @@ Every blockwise method names its head precision (``blockwise:k=4:precision=int8`
 """
 from __future__ import annotations
 
-import copy
-from pathlib import Path
 from typing import Dict, List, Tuple
 
-from . import BenchRun, TableItem
+from . import BenchRun, TableItem, section as validated_section
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "blockwise.schema.yaml"
 GAD_RUN = "gad/bench/test"  # the GAD track's test benchmark (fastdec.tracks.gad)
 _TABLES = "blockwise/tables"
 
 
 def section(config: dict) -> dict:
     """The ``blockwise:`` section validated by its schema (defaults filled in, on a copy) and cross-checked."""
-    if "blockwise" not in config:
-        raise ValueError("config: tracks.blockwise is on but the config has no `blockwise:` section "
-                         "(see workflow/schemas/blockwise.schema.yaml)")
-    from snakemake.utils import validate
-
     from fastdec.workflow.blockwise import check_config
 
-    bw = copy.deepcopy(config["blockwise"])
-    try:
-        validate(bw, str(SCHEMA))  # fills the defaults
-    except Exception as e:  # noqa: BLE001  (snakemake's WorkflowError)
-        raise ValueError(f"config blockwise: {e}") from None
+    bw = validated_section(config, "blockwise")
     check_config(bw, config.get("device", "cpu"))  # ℓ <= max(k); int8 heads on CPU only
     return bw
 

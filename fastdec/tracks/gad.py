@@ -12,16 +12,13 @@ per method: scripts/gad_memory.py) and Table 11 (case study) have their own rule
 """
 from __future__ import annotations
 
-import copy
 import json
-from pathlib import Path
 from typing import Dict, List
 
 from fastdec.bench.methods import parse_method
 
-from . import BenchRun, TableItem
+from . import BenchRun, TableItem, section
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "gad.schema.yaml"
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
 TABLES = {"gad_table1": "test", "gad_table2_block_size": "valid", "gad_table3_beta_tau": "valid",
           "gad_figure4_speedup": "test", "gad_table7_modules": "test", "gad_table9_repetition": "test"}
@@ -35,16 +32,7 @@ class Plan:
     """The GAD track of one workflow config: its methods, drafters and paths (``R`` = ``results/<experiment>``)."""
 
     def __init__(self, config: dict, R: str):
-        if "gad" not in config:
-            raise ValueError("config: tracks.gad is on but there is no `gad:` section "
-                             "(see workflow/schemas/gad.schema.yaml)")
-        from snakemake.utils import validate
-
-        self.g = g = copy.deepcopy(config["gad"])
-        try:
-            validate(g, str(SCHEMA))  # fills the defaults
-        except Exception as e:  # noqa: BLE001  (snakemake's WorkflowError)
-            raise ValueError(f"config gad: {e}") from None
+        self.g = g = section(config, "gad")
         if set(R) & set(":,'"):
             raise ValueError(f"results directory {R!r}: ':' and ',' separate methods and their keys, and a quote "
                              "breaks the shell command; rename it")

@@ -6,12 +6,16 @@ from typing import Dict
 
 from . import TableItem
 
-# Systems of the table: name -> (model, beam from config decode.beam or 1)
-SYSTEMS = ("teacher_b5", "baseline_b5", "verifier_b5", "verifier_b1")
+
+def at_systems(beam: int) -> Dict[str, tuple]:
+    """Rows of the table, decoded by the MT chain: name -> (model, beam); ``beam`` is config decode.beam."""
+    return {"teacher_b5": ("teacher", beam), "baseline_b5": ("baseline", beam), "verifier_b5": ("verifier", beam),
+            "verifier_b1": ("verifier", 1)}
 
 
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
-    return {"tables/table1_at.csv": TableItem("mt", "table1_at", [f"{R}/eval/{s}.json" for s in SYSTEMS])}
+    return {"tables/table1_at.csv": TableItem("mt", "table1_at", [f"{R}/eval/{s}.json"
+                                                                            for s in at_systems(1)])}
 
 
 def make_table(name: str, config: dict, R: str, output: str) -> None:

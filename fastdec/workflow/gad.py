@@ -20,16 +20,15 @@ class GadPlan:
     """The drafter of the GAD track for one validated ``config["gad"]`` section (its benchmark runs and tables:
     fastdec.tracks.gad).
 
-    ``results`` is ``results/<experiment>``; ``beam`` the beam of the speed baseline (config ``decode.beam``).
+    ``results`` is ``results/<experiment>``.
     """
 
-    def __init__(self, gad: dict, results: str, beam: int, src: str, tgt: str, verifier_spec: Optional[dict] = None):
+    def __init__(self, gad: dict, results: str, src: str, tgt: str, verifier_spec: Optional[dict] = None):
         self.c = gad
         self.verifier_spec = verifier_spec or {}
         self.R = results
         self.G = f"{results}/gad"
         self.k = int(gad["block_size"])
-        self.beam = int(beam)
         self.src, self.tgt = src, tgt
         self.data = f"{results}/data-bin/distill"
 

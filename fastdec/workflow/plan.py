@@ -13,6 +13,7 @@ from fastdec.workflow import blockwise as bwf
 from fastdec.workflow.gad import GadPlan
 from fastdec.workflow.gec import GecPlan, check_bea19
 from fastdec.workflow.models import Models, alternatives
+from fastdec.tracks.mt import at_systems
 
 # config switch -> the track's config section and its schema (workflow/schemas/)
 SECTIONS = {"gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
@@ -100,17 +101,14 @@ class Plan:
         path = f" PYTHONPATH='{repo}'${{PYTHONPATH:+:$PYTHONPATH}}" if python == "python" else ""
         self.shell_prefix = (f"set -euo pipefail; export PY='{python}' SCRIPTS='{self.scripts}' "
                              f"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1{path}; ")
-        beam = config["decode"]["beam"]
-        # Systems of the GAD paper's Table 1 that the AT chain produces: name -> (model, beam)
-        self.at_systems = {"teacher_b5": ("teacher", beam), "baseline_b5": ("baseline", beam),
-                           "verifier_b5": ("verifier", beam), "verifier_b1": ("verifier", 1)}
+        self.at_systems = at_systems(config["decode"]["beam"])  # the rows of tables/table1_at.csv
         # Training data of each AT model: the teacher and the no-KD baseline see the original data, the verifier
         # Seq-KD.
         self.at_data = {"teacher": f"{R}/data-bin/raw", "baseline": f"{R}/data-bin/raw",
                         "verifier": f"{R}/data-bin/distill"}
         on = self.tracks
         self.gec = GecPlan(config["gec"], R, config["device"]) if on["gec_iad"] else None
-        self.gad = (GadPlan(config["gad"], R, beam, self.src, self.tgt, config["train"]["verifier"]) if on["gad"]
+        self.gad = (GadPlan(config["gad"], R, self.src, self.tgt, config["train"]["verifier"]) if on["gad"]
                     else None)
         self.bw = config["blockwise"] if on["blockwise"] else None
         self.models = Models(self)

@@ -82,8 +82,8 @@ def test_from_verifier_arch():
     g = copy.deepcopy(_section("config.yaml"))
     validate(g, SCHEMA)
     ver = {"arch": "transformer", "extra_args": {"encoder-layers": 3, "share-all-embeddings": True}}
-    spec = json.loads(GadPlan(g, "r", 5, "en", "de", ver).train_spec(10, init="i.pt"))
+    spec = json.loads(GadPlan(g, "r", "en", "de", ver).train_spec(10, init="i.pt"))
     assert spec["arch"] == "nat_block_drafter" and spec["extra_args"]["encoder-layers"] == 3
     assert spec["extra_args"]["block-size"] == 10 and spec["extra_args"]["finetune-from-model"] == "i.pt"
     with pytest.raises(ValueError, match="from_verifier"):
-        GadPlan(g, "r", 5, "en", "de", {"arch": "lstm"}).train_spec(10)
+        GadPlan(g, "r", "en", "de", {"arch": "lstm"}).train_spec(10)

@@ -4,7 +4,8 @@
 # schema (docs/RESULTS.md).
 import shlex
 
-from fastdec.tracks import bench_runs, one_of, table_items
+from fastdec.tracks import bench_runs, table_items
+from fastdec.workflow.models import alternatives
 
 BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
@@ -26,7 +27,7 @@ rule bench:
         methods=lambda wc: ",".join(BENCH[wc.run].methods),
         out=lambda wc, output: os.path.dirname(output.summary),
     wildcard_constraints:
-        run=one_of(BENCH),
+        run=alternatives(BENCH),
     log:
         f"{R}/logs/bench/{{run}}.log",
     benchmark:
@@ -58,7 +59,7 @@ rule table:
         config=CONFIG_JSON,
         results=lambda wc, output: output[0][: -len(wc.item) - 1],  # results/<experiment>
     wildcard_constraints:
-        item=one_of(TABLES),
+        item=alternatives(TABLES),
     log:
         f"{R}/logs/tables/{{item}}.log",
     benchmark:

@@ -6,12 +6,11 @@
 #   valid:    block-size sweep and beta x tau grid on a validation subset -> Tables 2, 3
 #             (both: the bench and table rules of experiments.smk, runs and tables from fastdec/tracks/gad.py)
 #   here:     peak memory in fresh processes (Table 8), iteration traces (Table 11)
-# Names, paths and the drafter's spec: fastdec/workflow/gad.py (P.gad).
+# The drafter's training spec: fastdec/workflow/gad.py (P.gad, used by the train rule).
 from fastdec.tracks.gad import Plan as GadTrack
 
 GADC = config["gad"]
-GAD = P.gad
-G = GAD.G
+G = f"{R}/gad"
 GT = GadTrack(config, R)  # the track's methods, drafters and paths (fastdec/tracks/gad.py)
 
 
@@ -19,7 +18,7 @@ rule gad_init_drafter:
     # All weights of the AT verifier + a <mask> embedding row: the drafter's starting point (init_from_verifier: all).
     input:
         verifier=f"{R}/models/verifier/model.pt",
-        data=f"{GAD.data}/dict.{SRC}.txt",  # binarize_distill writes both dictionaries (joined)
+        data=GT.dictionary,  # binarize_distill writes both dictionaries (joined)
     output:
         f"{G}/models/init_from_verifier.pt",
     params:
@@ -80,7 +79,7 @@ rule gad_table11_case_study:
         report(f"{G}/tables/gad_table11_case_study.csv", caption="../report/gad_table11_case_study.rst", category="GAD"),
     params:
         data=lambda wc, input: os.path.dirname(input.data),
-        k=GAD.k,
+        k=GT.k,
         n=GADC["case_study"]["n"],
         pool=GADC["case_study"]["pool"],
         beta=GADC["case_study"]["beta"],
