@@ -67,6 +67,8 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         "gec/tables/gec_table2.csv": TableItem("gec", "gec_table2", per_sentence),
         "gec/tables/gec_table12.csv": TableItem("gec", "gec_table12", [f"{R}/{_run(s)}/summary.csv"
                                                                        for s in cpu.values()]),
+        # from the config alone (the training command fairseq would run)
+        "gec/tables/gec_table11_hyperparameters.csv": TableItem("gec", "gec_table11_hyperparameters", []),
     }
 
 
@@ -83,7 +85,11 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
 
     gb, source = config["gec"]["benchmark"], config["gec"]["data"]["source"]
     run1, cpu = _runs(config)
-    if name == "gec_table12":
+    if name == "gec_table11_hyperparameters":
+        from fastdec.report.hyperparams import gec_table11
+
+        df = gec_table11(config)
+    elif name == "gec_table12":
         df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
                             beam=gb["beam"])
     elif name == "gec_table1":
