@@ -24,6 +24,7 @@ import pandas as pd
 
 from fastdec.bench.results import read_run
 from fastdec.report import paper_blockwise as P
+from fastdec.report.paper_cited import append_paper_only, stern_table4_rows
 from fastdec.report.tables import to_float as _num
 
 __all__ = ["load_runs", "table1", "plot_table1", "approx_table", "min_block_table", "figure4_table",
@@ -288,7 +289,7 @@ def table4(df: pd.DataFrame, beam: int, precision: str, variant: str = "both", s
             r = _pick(df, variant=variant, k=k, split=split, precision=prec)
             if r is not None:
                 rows.append(row(f"blockwise k={k}", r, P.TABLE4.get(k) if prec == precision else None, prec))
-    return pd.DataFrame(rows)
+    return append_paper_only(pd.DataFrame(rows), stern_table4_rows())
 
 
 # ------------------------------------------------------------------------------------ comparison with GAD

@@ -10,6 +10,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import pandas as pd
 
 from fastdec.bench.methods import Method, parse_method
+from fastdec.report.paper_cited import append_paper_only, gad_table1_rows
 from fastdec.report.paper import GAD_TABLE1
 from fastdec.report.paper_gad import (GAD_TABLE2, GAD_TABLE3, GAD_TABLE3_GREEDY_BLEU, GAD_TABLE7, GAD_TABLE8,
                                       GAD_TABLE8_TOTAL_MIB, GAD_TABLE9, GAD_TABLE14)
@@ -88,7 +89,9 @@ def table1(run, reference: str = "wmt14_en-de") -> pd.DataFrame:
             "identical_to_greedy": _r(r["identical_to_greedy"], None), "n_sentences": _r(r["n_sentences"], None),
             "signature": r["bleu_signature"] if isinstance(r["bleu_signature"], str) else None,
         })
-    return pd.DataFrame(out)
+    df = pd.DataFrame(out)
+    # the NAT systems the paper cites, for WMT14 En-De only (where they were published)
+    return append_paper_only(df, gad_table1_rows() if reference == "wmt14_en-de" else [])
 
 
 def table2_block_size(run, block_sizes: Sequence[int], beta: int = 3, tau: float = 1.0) -> pd.DataFrame:

@@ -60,9 +60,10 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     run1, cpu = _runs(config)
     run = f"{R}/{_run(run1)}"
     per_sentence = [f"{R}/gec/bench/set.src", f"{run}/sentences.jsonl"]
-    return {  # report order: Table 1, Figure 5, Table 2, Table 12 (captions: workflow/report/gec_*.rst)
-        "gec/tables/gec_table1.csv": TableItem("gec", "gec_table1", [f"{run}/summary.csv"] + [
-            f"{run}/m2.{label}.json" for label in labels(config)]),
+    table1_inputs = [f"{run}/summary.csv"] + [f"{run}/m2.{label}.json" for label in labels(config)]
+    return {  # report order: Table 1, Table 3, Figure 5, Table 2, Table 12 (captions: workflow/report/gec_*.rst)
+        "gec/tables/gec_table1.csv": TableItem("gec", "gec_table1", table1_inputs),
+        "gec/tables/gec_table3.csv": TableItem("gec", "gec_table3", table1_inputs),
         "gec/figures/gec_figure5.png": TableItem("gec", "gec_figure5", per_sentence),
         "gec/tables/gec_table2.csv": TableItem("gec", "gec_table2", per_sentence),
         "gec/tables/gec_table12.csv": TableItem("gec", "gec_table12", [f"{R}/{_run(s)}/summary.csv"
@@ -92,7 +93,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     elif name == "gec_table12":
         df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
                             beam=gb["beam"])
-    elif name == "gec_table1":
+    elif name in ("gec_table1", "gec_table3"):
         run = read_run(f"{R}/{_run(run1)}")
         scores = {}
         for label in labels(config):
@@ -102,6 +103,8 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
             with open(path, encoding="utf-8") as f:
                 scores[label] = json.load(f)
         df = tables.table1(run, scores, split=gb["split"], corpus=source)
+        if name == "gec_table3":
+            df = tables.table3(df)
         bad = tables.not_lossless(run)
         if bad:
             msg = f"not token-identical to the engine's greedy output: {'; '.join(bad)} (see {run.path}/sentences.jsonl)"

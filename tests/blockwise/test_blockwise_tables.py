@@ -245,7 +245,10 @@ def test_figure4(results):
 
 
 def test_table4(results):
-    t4 = _table(results, "blockwise_table4")
+    full = _table(results, "blockwise_table4")
+    t4 = full[full["source"] == "ours"]
+    cited = full[full["source"] == "paper only (cited)"]
+    assert len(cited) == 17 and cited["bleu"].isna().all() and cited["paper_bleu"].notna().all()
     assert list(t4["system"][:2]) == ["fairseq beam 5", "greedy, k = 1 (p_1 of the blockwise model; paper: "
                                                         "distilled Transformer)"]
     assert t4.iloc[0]["identical_to_greedy_pct"] == 75.0 and t4.iloc[0]["bleu"] < 100

@@ -63,8 +63,10 @@ def synthetic_run(tmp_path_factory):
 
 
 def test_table1_speedups_against_beam_search_and_paper_rows(synthetic_run):
-    t = tables.table1(synthetic_run).set_index("label")
+    full = tables.table1(synthetic_run).set_index("label")
+    t = full[full["source"] == "ours"]
     assert list(t.index) == [parse_method(s).label for s in SYNTH]
+    assert (full["source"] == "paper only (cited)").sum() == 14  # the NAT systems the paper cites
     assert t.loc["gad-k4", "speedup_vs_beam"] == 4.0 and t.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0
     assert t.loc["fairseq-greedy", "speedup_vs_beam"] == 1.5 and t.loc["gad-k4-top5-tau3", "speedup_vs_beam"] == 6.0
     assert t.loc["gad-k4", "mean_iterations"] == 1.5 and t.loc["gad-k4", "tokens_per_iteration"] == 2.33
@@ -76,6 +78,7 @@ def test_table1_speedups_against_beam_search_and_paper_rows(synthetic_run):
     assert math.isnan(t.loc["gad-k4-top3-tau3", "paper_bleu"])  # no paper row for other settings
     assert t["bleu"].notna().all() and t["signature"].str.startswith("nrefs:1").all()
     ro = tables.table1(synthetic_run, "wmt16_en-ro").set_index("label")
+    assert (ro["source"] == "ours").all()  # the cited systems are En-De only
     assert ro.loc["gad-k4", "paper_bleu"] == 34.83 and ro.loc["gad-k4", "paper_iterations"] == 6.4
     assert math.isnan(ro.loc["gad-k4-top3-tau1", "paper_bleu"])  # the en-ro paper's GAD++ rows are top-5
     assert tables.paper_key(parse_method("gad:k=4:beta=5:tau=4"), "wmt16_en-ro") == "gad_pp_hq"
@@ -185,7 +188,8 @@ def test_track_runs_drafters_and_items():
     items = gad.table_items(cfg, "r")
     assert list(items) == ["gad/tables/gad_table1.csv", "gad/tables/gad_table2_block_size.csv",
                            "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
-                           "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv"]
+                           "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv",
+                           "gad/tables/gad_table10_hyperparameters.csv"]
     assert items["gad/figures/gad_figure4_speedup.png"].inputs[-1] == "r/gad/bench/test/sentences.jsonl"
 
 

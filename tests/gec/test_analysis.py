@@ -116,8 +116,9 @@ def test_bench_runs_and_table_items(results):
     assert list(cuda) == ["gec/bench/cuda-t1-nall", "gec/bench/cpu-t2-n2", "gec/bench/cpu-t1-n2"]
     assert cuda["gec/bench/cuda-t1-nall"].gpus == 1 and cuda["gec/bench/cuda-t1-nall"].limit is None
     items = gec.table_items(cfg, str(results))
-    assert list(items) == ["gec/tables/gec_table1.csv", "gec/figures/gec_figure5.png", "gec/tables/gec_table2.csv",
-                           "gec/tables/gec_table12.csv"]
+    assert list(items) == ["gec/tables/gec_table1.csv", "gec/tables/gec_table3.csv", "gec/figures/gec_figure5.png",
+                           "gec/tables/gec_table2.csv", "gec/tables/gec_table12.csv",
+                           "gec/tables/gec_table11_hyperparameters.csv"]
     missing = [p for item in items.values() for p in item.inputs if not Path(p).is_file()]
     assert not missing  # the synthetic results directory holds exactly what the tables read
     with pytest.raises(ValueError, match="beam must be >= 2"):
@@ -134,8 +135,16 @@ def test_table1_cli(results):
     out = results / "gec/tables/gec_table1.csv"
     r = tables_cli(gec_config(), results, "gec_table1", out)
     assert r.returncode == 0, r.stderr
-    df = pd.read_csv(out).set_index("method")
+    full = pd.read_csv(out)
+    df = full[full["source"] == "ours"].set_index("method")
     assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-draft2"]
+    synthetic = full[full["source"] == "paper only (cited)"]
+    assert list(synthetic["paper_F0.5"]) == [44.47, 44.91, 44.91] and synthetic["F0.5"].isna().all()
+    t3 = results / "gec/tables/gec_table3.csv"
+    assert tables_cli(gec_config(), results, "gec_table3", t3).returncode == 0
+    t3 = pd.read_csv(t3)
+    assert list(t3["source"]) == ["ours"] * 5 + ["paper only (cited)"] * 8
+    assert t3.iloc[3]["speedup_vs_beam"] == 5.0 and t3.iloc[-1]["paper_speedup"] == 9.6
     assert df.loc["iad-draft2", "system"] == "engine IAD, drafts of at most 2 tokens"
     iad = df.loc["iad"]
     assert iad["system"] == "engine IAD" and iad["n_sentences"] == 4
