@@ -20,8 +20,8 @@ from fastdec.bench.methods import parse_method
 from . import BenchRun, TableItem, section
 
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
-TABLES = {"gad_table1": "test", "gad_table2_block_size": "valid", "gad_table3_beta_tau": "valid",
-          "gad_figure4_speedup": "test", "gad_table7_modules": "test", "gad_table9_repetition": "test"}
+TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
+          "gad_table3_beta_tau": "valid", "gad_figure4_speedup": "test", "gad_table7_modules": "test", "gad_table9_repetition": "test"}
 
 
 def _gadpp(k, setting: dict) -> str:
@@ -96,7 +96,8 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     for name, split in TABLES.items():
         run = f"{R}/gad/bench/{split}"
         figure = name.startswith("gad_figure")
-        inputs = [f"{run}/summary.csv", f"{run}/meta.json"] + ([f"{run}/sentences.jsonl"] if figure else [])
+        per_sentence = name == "gad_figure4_speedup"
+        inputs = [f"{run}/summary.csv", f"{run}/meta.json"] + ([f"{run}/sentences.jsonl"] if per_sentence else [])
         out[f"gad/figures/{name}.png" if figure else f"gad/tables/{name}.csv"] = TableItem("gad", name, inputs)
     # from the config alone (the training commands fairseq would run)
     out["gad/tables/gad_table10_hyperparameters.csv"] = TableItem("gad", "gad_table10_hyperparameters", [])
@@ -117,6 +118,17 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
             title=f"GAD++ (k={he.k}, top-{he.beta}, tau={he.tau:g}) vs beam search, {speedup.size} sentences\n"
                   "(paper, WMT14 test, k=25 top-5 tau=3.0: most sentences 3x-6x)")
         print(json.dumps({"method": he.label, "baseline": beam.label, **stats}), flush=True)
+        return
+    if name == "gad_figure1_bleu_speedup":
+        from fastdec.gad.figures import figure1, paper_points
+
+        ref = g["paper_reference"]
+        paper = paper_points(T.paper_table1(ref), cited=ref == "wmt14_en-de")
+        beam = parse_method(p.baseline).beam
+        points = figure1(T.table1(p.run("test"), ref), paper, output,
+                         title=f"ours: {config['experiment']}, {config['device']}, speedup over fairseq beam {beam}",
+                         paper_title=f"paper: {ref} (Xia et al. Table 1 / Ge et al. Table 14; NAT systems cited)")
+        print(json.dumps(points), flush=True)
         return
     if name == "gad_table10_hyperparameters":
         from fastdec.report.hyperparams import gad_table10

@@ -163,6 +163,7 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     assert list(t9["label"])[:6] == ["greedy", "fairseq-beam5", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
                                      "gad-k4-top5-tau3"]
     assert (tmp_path / R / "gad/figures/gad_figure4_speedup.png").stat().st_size > 1000
+    assert (tmp_path / R / "gad/figures/gad_figure1_bleu_speedup.png").stat().st_size > 1000
 
 
 def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, capsys):

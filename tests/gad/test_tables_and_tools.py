@@ -186,7 +186,8 @@ def test_track_runs_drafters_and_items():
     assert valid.drafters == ["r/gad/models/drafter_k10/model.pt", "r/gad/models/drafter_k4/model.pt"]
     assert parse_method(valid.methods[3]).drafter_args["checkpoint"] == "r/gad/models/drafter_k4/model.pt"
     items = gad.table_items(cfg, "r")
-    assert list(items) == ["gad/tables/gad_table1.csv", "gad/tables/gad_table2_block_size.csv",
+    assert list(items) == ["gad/tables/gad_table1.csv", "gad/figures/gad_figure1_bleu_speedup.png",
+                           "gad/tables/gad_table2_block_size.csv",
                            "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
                            "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv",
                            "gad/tables/gad_table10_hyperparameters.csv"]
@@ -303,3 +304,22 @@ def test_trace_reproduces_the_decoding():
         assert tr.tokens == ref.tokens and len(tr.iterations) == ref.stats.iterations
         assert [t for it in tr.iterations for t in it.appended] == ref.tokens
         assert [it.accepted for it in tr.iterations] == ref.stats.accepted
+
+
+def test_figure1_points_are_the_tables(synthetic_run, tmp_path):
+    """Figure 1 plots exactly our Table 1 rows (BLEU, speedup) and the paper's rows that have both numbers."""
+    from fastdec.gad.figures import figure1, paper_points
+    from fastdec.report.paper import GAD_TABLE1
+
+    t1 = tables.table1(synthetic_run)
+    paper = paper_points(GAD_TABLE1, cited=True)
+    assert ("GLAT", 25.21, 15.3) in set(map(tuple, paper.values.tolist()))
+    assert "Teacher Transformer-big (b=5)" not in set(paper["label"])  # no speed in the paper
+    assert len(paper) == 7 + 11  # 7 own rows with a speed, 11 cited ones
+    pts = figure1(t1, paper, str(tmp_path / "f1.png"), title="ours", paper_title="paper")
+    ours = {p["label"]: (p["bleu"], p["speedup"]) for p in pts["ours"]}
+    mine = t1[t1["source"] == "ours"].set_index("label")
+    assert ours == {k: (mine.loc[k, "bleu"], mine.loc[k, "speedup_vs_beam"]) for k in mine.index}
+    assert ours["gad-k4"][1] == 4.0 and (tmp_path / "f1.png").stat().st_size > 1000
+    ro = paper_points(tables.paper_table1("wmt16_en-ro"), cited=False)
+    assert set(ro["label"]) >= {"GAD", "AT verifier (b=5)"} and len(ro) == 6
