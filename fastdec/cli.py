@@ -1,4 +1,5 @@
-"""The ``fastdec`` command (``python -m fastdec``): ``fastdec bench ...`` and ``fastdec tables TRACK TABLE ...``.
+"""The ``fastdec`` command (``python -m fastdec``): ``fastdec bench ...``, ``fastdec tables TRACK TABLE ...`` and
+``fastdec trace ...`` (one sentence, step by step).
 
 Known input errors (bad methods, missing files, bad values) print one ``error:`` line and exit 2.
 """
@@ -14,11 +15,12 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 def build_parser() -> argparse.ArgumentParser:
     from fastdec.bench import cli as bench
+    from fastdec.bench import trace
     from fastdec.tracks import cli as tables
 
     ap = argparse.ArgumentParser(prog="fastdec", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
-    for name, module in (("bench", bench), ("tables", tables)):
+    for name, module in (("bench", bench), ("tables", tables), ("trace", trace)):
         p = sub.add_parser(name, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(run=module.main)

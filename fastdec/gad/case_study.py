@@ -1,8 +1,9 @@
 """GAD paper, Table 11: how GAD / GAD++ decode a sentence, iteration by iteration.
 
-:func:`trace` decodes one sentence with the engine exactly as usual but records, per iteration, the draft the loop
-verified (``D``), the verifier's top-1 token at every drafted position plus the one after (``V``), how many draft
-tokens were accepted and what was appended. :func:`format_trace` renders the paper's notation in Markdown:
+:func:`~fastdec.engine.tracing.trace` decodes one sentence with the engine exactly as usual but records, per
+iteration, the draft the loop verified (``D``), the verifier's top-1 token at every drafted position plus the one
+after (``V``), how many draft tokens were accepted and what was appended. :func:`format_trace` renders the paper's
+notation in Markdown:
 
 * ``V`` row -- accepted tokens plain; ``[top1, draft]`` where GAD++ accepted a draft token that is not the
   verifier's top-1 (it is within top-beta and tau); **bold** the verifier's own token appended at the bifurcation
@@ -11,44 +12,11 @@ tokens were accepted and what was appended. :func:`format_trace` renders the pap
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, List, Sequence
 
+from fastdec.engine.tracing import Iteration, Trace, trace
+
 __all__ = ["Iteration", "Trace", "trace", "format_trace", "select_examples", "case_study_rows"]
-
-
-@dataclass
-class Iteration:
-    draft: List[int]
-    top1: List[int]          # verifier top-1 for rows 0..k (k+1 tokens)
-    accepted: int
-    appended: List[int]
-
-
-@dataclass
-class Trace:
-    tokens: List[int]
-    iterations: List[Iteration] = field(default_factory=list)
-
-
-def trace(verifier, src, drafter, rule, *, max_len_a: float, max_len_b: int) -> Trace:
-    """Decode ``src`` with the draft -> verify -> accept loop, recording every iteration (see module doc).
-
-    Iterations with an empty draft (a plain greedy step) are recorded with ``draft=[]``.
-    """
-    from fastdec.engine.loop import MaskedLogProbs, draft_verify_accept
-
-    its: List[Iteration] = []
-
-    def record(state, draft, accepted, appended):
-        # the verifier's top-1 at every fed row, also past the bifurcation (the exact rule stops projecting there)
-        j = state.num_generated - len(appended)
-        lp = MaskedLogProbs(verifier, state.max_len).of(state.hidden, j)(0, len(draft) + 1)
-        its.append(Iteration(list(draft), lp.argmax(dim=-1).tolist(), accepted, list(appended)))
-
-    res = draft_verify_accept(verifier, src, drafter, rule, max_len_a=max_len_a, max_len_b=max_len_b,
-                              on_iteration=record)
-    return Trace(tokens=list(res.tokens), iterations=its)
 
 
 def _tok(symbol: Callable[[int], str], t: int, eos: int) -> str:

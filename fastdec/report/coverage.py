@@ -130,7 +130,7 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Figure 4 (data)", "the figure's points", B + "blockwise_figure4.csv"),
     _d("Stern", "Sec. 5.1", "approximate top-k acceptance", B + "blockwise_approx.csv"),
     _d("Stern", "Sec. 5.3", "minimum block size", B + "blockwise_minblock.csv"),
-    _y("Stern", "Sec. 7.4", "step-by-step decoding example", "case-study tracing of our model (issue 15)"),
+    _d("Stern", "Sec. 7.4", "step-by-step decoding example of our model", B + "blockwise_example.csv"),
     _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
        B + "blockwise_vs_gad.csv"),
     # ---- Hsu et al. 2020 (efficient inference for NMT)

@@ -16,6 +16,7 @@ Every blockwise method names its head precision (``blockwise:k=4:precision=int8`
 """
 from __future__ import annotations
 
+import os
 from typing import Dict, List, Tuple
 
 from . import BenchRun, TableItem, section as validated_section
@@ -67,6 +68,13 @@ def runs(bw: dict) -> Dict[str, Tuple[str, str, int]]:
     return out
 
 
+def example_run(bw: dict, config: dict) -> Tuple[str, str]:
+    """Sec. 7.4's example: the "both" test run with the largest K and its exact blockwise method at that k."""
+    run, (_, _, k) = max(((r, key) for r, key in runs(bw).items() if key[0] == "test"), key=lambda x: x[1][2])
+    k = max(decode_block_sizes(bw, k))
+    return run, f"blockwise:k={k}:precision={bw['decode']['head_precision']}"
+
+
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     bw = section(config)
     dec, data, device = bw["decode"], config.get("data", {}), config.get("device", "cpu")
@@ -95,6 +103,11 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     if "both" in bw["variants"]:
         items.update({"blockwise_approx.csv": both, "blockwise_minblock.csv": both, "blockwise_figure4.csv": both,
                       "blockwise_figure4.png": both, "blockwise_table4.csv": summaries("test")})
+        run, method = example_run(bw, config)
+        src = config.get("data", {}).get("src_lang", "src")
+        items["blockwise_example.csv"] = [f"{R}/{run}/sentences.jsonl", f"{R}/{run}/summary.csv",
+                                          f"{R}/{run.replace('bench/test', 'models')}/model.pt",
+                                          f"{R}/data/bpe/test.{src}", f"{R}/data-bin/raw/dict.{src}.txt"]
         if config["tracks"].get("gad"):
             items["blockwise_vs_gad.csv"] = summaries("test") + [f"{R}/data/raw/test.{tgt}"] + [
                 f"{R}/{GAD_RUN}/{f}" for f in ("summary.csv", "sentences.jsonl", "meta.json")]
@@ -110,6 +123,16 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     dec = bw["decode"]
     prec, beam, title = dec["head_precision"], dec["beam"], config.get("experiment", "")
     item = next(i for i in table_items(config, R).values() if i.name == name)
+    if name == "blockwise_example":
+        from fastdec.bench.trace import trace_table
+
+        run, method = example_run(bw, config)
+        sentences, _, checkpoint, src, dictionary = item.inputs
+        out = trace_table(checkpoint, os.path.dirname(dictionary), src, method, run=f"{R}/{run}",
+                          max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"])
+        out.to_csv(output, index=False)
+        print(out.to_string(index=False), flush=True)
+        return
     df = T.load_runs({f"{R}/{run}": key for run, key in runs(bw).items() if f"{R}/{run}/summary.csv" in item.inputs})
     if name == "blockwise_table1_scatter":
         return T.plot_table1(df, output, bw["block_sizes"], prec, title=title)

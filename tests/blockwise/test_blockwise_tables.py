@@ -84,7 +84,8 @@ def test_methods_runs_and_items():
     items = B.table_items(cfg, "R")
     assert [os.path.basename(p) for p in items] == [
         "blockwise_table1.csv", "blockwise_table1_scatter.png", "blockwise_approx.csv", "blockwise_minblock.csv",
-        "blockwise_figure4.csv", "blockwise_figure4.png", "blockwise_table4.csv", "blockwise_vs_gad.csv"]
+        "blockwise_figure4.csv", "blockwise_figure4.png", "blockwise_table4.csv", "blockwise_example.csv",
+        "blockwise_vs_gad.csv"]
     assert len(items["blockwise/tables/blockwise_table1.csv"].inputs) == 4
     assert items["blockwise/tables/blockwise_approx.csv"].inputs == ["R/blockwise/bench/valid/both_k4/summary.csv"]
     assert "R/gad/bench/test/sentences.jsonl" in items["blockwise/tables/blockwise_vs_gad.csv"].inputs

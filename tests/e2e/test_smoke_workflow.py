@@ -93,6 +93,9 @@ def test_track_tables_read_the_common_results(smoke_run):
     assert set(vs["track"]) == {"blockwise", "gad"}
     gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
     assert gec.loc["iad", "identical_to_greedy_pct"] == 100
+    ex = pd.read_csv(smoke_run / "blockwise/tables/blockwise_example.csv")  # Stern Sec. 7.4, our model
+    steps = ex[~ex["step"].isin(["input", "output"])]
+    assert len(steps) >= 1 and steps["tokens"].min() >= 1 and steps["text"].iloc[-1].endswith("<EOS>")
     hp = pd.read_csv(smoke_run / "gad/tables/gad_table10_hyperparameters.csv").set_index(["model", "hyperparameter"])
     assert hp.loc[("drafter", "warmup updates"), "paper"] == "10000"
     for item in ("gad/figures/gad_figure4_speedup.png", "gad/figures/gad_figure1_bleu_speedup.png", "gec/figures/gec_figure5.png",

@@ -131,6 +131,24 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     assert s.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0 and s.loc["gad-k4", "tokens_per_iteration"] >= 1.0
     assert (tmp_path / R / "gad/bench/test/hyps/gad-k4.txt").read_text().count("\n") == 12
 
+    # `fastdec trace` (Stern Sec. 7.4's step-by-step example): the run's typical sentence, re-decoded by the same loop
+    run = gad.bench_runs(cfg, R)["gad/bench/test"]
+    gad_method = next(m for m in run.methods if m.startswith("gad:k=4:checkpoint"))
+    trace_args = ["-m", "fastdec", "trace", "--checkpoint", run.checkpoint, "--data-bin",
+                  os.path.dirname(run.dictionary), "--input", run.src, "--method", gad_method, "--min-tokens", 3,
+                  "--max-len-a", run.max_len_a, "--max-len-b", run.max_len_b]
+    r = _run([*trace_args, "--from-run", f"{R}/gad/bench/test", "--output", "trace.csv"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    tr = pd.read_csv(tmp_path / "trace.csv")
+    steps = tr[~tr["step"].isin(["input", "output"])]
+    record = next(x for x in test.records()["gad-k4"] if x.id == int(tr["sentence"].iloc[0]))
+    assert steps["tokens"].sum() == len(record.tokens) and len(steps) == record.iterations
+    assert (steps["accepted_from_draft"] <= steps["drafted"]).all() and steps["text"].iloc[-1].endswith("<EOS>")
+    r = _run([*trace_args, "--id", 1, "--output", "trace1.csv"], cwd=tmp_path)
+    assert r.returncode == 0 and set(pd.read_csv(tmp_path / "trace1.csv")["sentence"]) == {1}
+    r = _run([*trace_args[:-8], "--method", "greedy", "--id", 0, "--output", "x.csv"], cwd=tmp_path)
+    assert r.returncode == 2 and "drafting method" in r.stderr and "Traceback" not in r.stderr
+
     # every table and the figure: one through the CLI (as the table rule runs it), the others in-process
     items = gad.table_items(cfg, R)
     config_json = tmp_path / "config.json"

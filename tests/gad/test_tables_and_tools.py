@@ -323,3 +323,16 @@ def test_figure1_points_are_the_tables(synthetic_run, tmp_path):
     assert ours["gad-k4"][1] == 4.0 and (tmp_path / "f1.png").stat().st_size > 1000
     ro = paper_points(tables.paper_table1("wmt16_en-ro"), cited=False)
     assert set(ro["label"]) >= {"GAD", "AT verifier (b=5)"} and len(ro) == 6
+
+
+def test_typical_sentence_is_closest_to_the_mean_rate():
+    from fastdec.bench.results import Record
+    from fastdec.bench.trace import typical_sentence
+
+    recs = [Record("m", 0, list(range(20)), 1.0, 10),   # 2.0 tokens/iteration
+            Record("m", 1, list(range(12)), 1.0, 3),    # 4.0
+            Record("m", 2, list(range(3)), 1.0, 1),     # 3.0 but shorter than min_tokens
+            Record("m", 3, list(range(15)), 1.0, 5)]    # 3.0
+    # mean = 50 tokens / 19 iterations = 2.63: sentence 3 (3.0) is closest among those with >= 10 tokens
+    assert typical_sentence(recs, 10) == 3
+    assert typical_sentence(recs, 100) == 2  # nobody that long: all are candidates; 2 and 3 tie, the lower id wins
