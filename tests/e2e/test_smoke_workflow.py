@@ -47,6 +47,9 @@ def test_tables_hold_parsed_numbers(smoke_run):
 def test_report_and_intermediate_outputs(smoke_run):
     report = (smoke_run / "report/report.md").read_text()
     assert "GAD paper, Table 1" in report and "28.89" in report  # the paper's verifier BLEU beside ours
+    page = (smoke_run / "report/report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 5 and "delta bleu" in page and "nrefs:1|" in page
+    assert len(json.loads((smoke_run / "report/items.json").read_text())) >= 20
     kd = json.loads((smoke_run / "distill/report.json").read_text())
     assert kd["pairs"] == 1500 and kd["kept"] > 1400
     for model in ("teacher", "baseline", "verifier"):

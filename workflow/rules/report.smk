@@ -1,14 +1,18 @@
-# The report: every table and figure with the paper's number beside ours, as Markdown (and `snakemake --report`).
+# The report: every table and figure with the paper's number beside ours, as Markdown and as one HTML page (figures
+# inline, delta columns; `fastdec report` joins several experiments), and `snakemake --report`.
 
 
 rule report:
     input:
         tables=lambda wc: [f"{R}/{item}" for item in TABLES] + REPORT_ITEMS,
     output:
-        report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
+        md=report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
+        html=f"{R}/report/report.html",
+        items=f"{R}/report/items.json",
     params:
         experiment=EXP,
         captions=os.path.join(REPO, "workflow", "report"),
+        results=R,
     log:
         log("report"),
     benchmark:
@@ -19,4 +23,4 @@ rule report:
         runtime=5,
     shell:
         "$PY $SCRIPTS/make_report.py --experiment {params.experiment} --captions {params.captions} "
-        "--items {input.tables} --output {output} > {log} 2>&1"
+        "--items {input.tables} --output {output.md} --html {output.html} --results {params.results} > {log} 2>&1"
