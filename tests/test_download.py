@@ -48,8 +48,11 @@ def wmt_server(tmp_path_factory):
     make_tgz(root / "training-parallel-nc-v9.tgz", {
         "training/news-commentary-v9.de-en.en": two(EN[1:]), "training/news-commentary-v9.de-en.de": two(DE[1:])})
     make_tgz(root / "dev.tgz", {"dev/newstest2013.en": two(EN), "dev/newstest2013.de": two(DE)})
+    # the real test-full.tgz holds both directions' source and reference files
     make_tgz(root / "test-full.tgz", {"test-full/newstest2014-deen-src.en.sgm": sgm(EN, "srcset"),
-                                      "test-full/newstest2014-deen-ref.de.sgm": sgm(DE, "refset")})
+                                      "test-full/newstest2014-deen-ref.de.sgm": sgm(DE, "refset"),
+                                      "test-full/newstest2014-deen-src.de.sgm": sgm(DE, "srcset"),
+                                      "test-full/newstest2014-deen-ref.en.sgm": sgm(EN, "refset")})
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *a, **k: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -59,8 +62,8 @@ def wmt_server(tmp_path_factory):
     server.shutdown()
 
 
-def local_config(tmp_path, base_url):
-    cfg = yaml.safe_load((REPO / "config/wmt14_ende.yaml").read_text())
+def local_config(tmp_path, base_url, name="wmt14_ende"):
+    cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
     for spec in cfg["data"]["download"]["archives"].values():
         spec["url"] = base_url + "/" + spec["url"].rsplit("/", 1)[1]
     cfg["experiment"] = "wmt14_fixture"
@@ -69,8 +72,9 @@ def local_config(tmp_path, base_url):
     return path
 
 
-def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server):
-    cfg = local_config(tmp_path, wmt_server)
+@pytest.mark.parametrize("name", ["wmt14_ende", "wmt14_deen"])
+def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server, name):
+    cfg = local_config(tmp_path, wmt_server, name)
     targets = [f"results/wmt14_fixture/data/raw/{s}.{l}" for s in ("train", "valid", "test") for l in ("en", "de")]
     r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--cores", "2", "--directory", str(tmp_path),
                         *targets, "--configfile", str(cfg)], cwd=REPO, capture_output=True, text=True,
@@ -78,7 +82,8 @@ def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server):
     assert r.returncode == 0, r.stderr[-3000:]
     out = tmp_path / "results/wmt14_fixture/data/raw"
     assert (out / "train.en").read_text().splitlines() == EN + EN[:2] + EN[1:]
-    assert (out / "test.de").read_text().splitlines() == DE  # segments out of the .sgm
+    assert (out / "test.de").read_text().splitlines() == DE  # segments out of the .sgm (source or reference)
+    assert (out / "test.en").read_text().splitlines() == EN
     assert (out / "valid.en").read_text().splitlines() == EN
     assert (tmp_path / "results/downloads/test-full.tgz").exists()
 

@@ -29,7 +29,7 @@ def assert_matches_paper(df: pd.DataFrame) -> None:
     assert (off["note"] != "").all()
 
 
-@pytest.mark.parametrize("name", ["wmt14_ende", "wmt16_enro"])
+@pytest.mark.parametrize("name", ["wmt14_ende", "wmt14_deen", "wmt16_enro", "wmt16_roen"])
 def test_paper_scale_gad_configs_follow_table10(name, tmp_path):
     cfg = load(name)
     out = tmp_path / "t10.csv"

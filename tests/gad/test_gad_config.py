@@ -18,7 +18,8 @@ def _section(name):
     return yaml.safe_load((REPO / "config" / name).read_text())["gad"]
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "wmt14_ende.yaml", "wmt16_enro.yaml"])
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "wmt14_ende.yaml", "wmt14_deen.yaml", "wmt16_enro.yaml",
+                                  "wmt16_roen.yaml"])
 def test_shipped_sections_validate_and_get_defaults(name):
     from fastdec.bench.methods import parse_methods
     from fastdec.tracks import gad

@@ -8,11 +8,11 @@ rule report:
     output:
         md=report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
         html=f"{R}/report/report.html",
-        items=f"{R}/report/items.json",
+        item_list=f"{R}/report/items.json",
     params:
         experiment=EXP,
         captions=os.path.join(REPO, "workflow", "report"),
-        results=R,
+        results=lambda wc, output: os.path.dirname(os.path.dirname(output.md)),  # results/<experiment>
     log:
         log("report"),
     benchmark:
