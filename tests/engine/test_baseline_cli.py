@@ -12,7 +12,10 @@ def test_fairseq_generator_batch_1_and_batched():
     srcs = [torch.cat([torch.randint(4, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
             for n in torch.randint(0, 12, (7,), generator=g)]
     # fairseq derives max_len from the *padded* batch width, so compare where it does not bind
+    assert all(layer.need_attn for layer in model.decoder.layers)  # fairseq's default: average attention each step
     gen = FairseqGenerator(model, d, beam=1, max_len_a=0, max_len_b=60)
+    # set up like fairseq-generate (prepare_for_inference_): no attention weights computed for nothing
+    assert not any(layer.need_attn for layer in model.decoder.layers)
     one = gen.generate(srcs)
     batched = gen.generate(srcs, batch_size=3)
     assert [r.tokens for r in one] == [r.tokens for r in batched]
