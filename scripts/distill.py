@@ -70,8 +70,9 @@ def main():
     p.add_argument("--outputs", nargs="+", required=True, help="src_0 tgt_0 src_1 tgt_1 ...")
     p.set_defaults(fn=shard)
     p = sub.add_parser("translate")
-    for name in ("--src", "--tgt", "--src-lang", "--tgt-lang", "--dict", "--checkpoint", "--output"):
+    for name in ("--src", "--tgt", "--src-lang", "--tgt-lang", "--dict", "--output"):
         p.add_argument(name, required=True)
+    p.add_argument("--checkpoint", required=True, help="the teacher, or several joined by ':' (an ensemble)")
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--max-tokens", type=int, default=8000)
     p.add_argument("--max-len-a", type=float, default=1.2)

@@ -6,7 +6,8 @@ A model is named by two wildcards, ``track`` and ``name``; its files are
 =============  ==============================  ===========================================================
 track          name                            trained on / from
 =============  ==============================  ===========================================================
-"" (MT chain)  teacher, baseline, verifier     data-bin/raw (teacher, baseline), data-bin/distill (verifier)
+"" (MT chain)  teacher, baseline, verifier     data-bin/raw (teacher, baseline), data-bin/distill (verifier);
+               teacher2, teacher3, ...         the other teachers of a Seq-KD ensemble (distill.teachers; seeds 2, 3 ..)
 gec/           gec                             gec/data-bin
 gad/           drafter_k<K>                    data-bin/distill, initialised from the verifier (gad.train)
 blockwise/     <variant>_k<K>                  on top of the baseline or the verifier (blockwise.VARIANT_SETUP)
@@ -35,7 +36,7 @@ def alternatives(values) -> str:
 
 # model name patterns of each track (config switch, name regex)
 TRACKS = {
-    "": ("mt", r"teacher|baseline|verifier"),
+    "": ("mt", r"teacher\d*|baseline|verifier"),
     "gec/": ("gec_iad", r"gec"),
     "gad/": ("gad", r"drafter_k\d+"),
     "blockwise/": ("blockwise", r"(?:regular|distill|finetune|both)_k\d+"),
@@ -77,9 +78,15 @@ class Models:
             raise ValueError(f"no model {track}models/{name}: track {track or 'MT'!r} trains {TRACKS[track][1]}")
         p, R, src = self.p, self.p.R, self.p.src
         if track == "":
-            data = p.at_data[name]
-            return Model(json.dumps(p.config["train"][name]), data, {"data": f"{data}/dict.{src}.txt"},
-                         p.config["train"][name], priority=50 if name == "teacher" else 0)
+            if name.startswith("teacher") and name != "teacher":  # an ensemble member: the teacher, another seed
+                n = int(name[len("teacher"):])
+                if not 2 <= n <= p.config["distill"]["teachers"]:
+                    raise ValueError(f"no model models/{name}: distill.teachers is {p.config['distill']['teachers']}")
+                spec, data = {**p.config["train"]["teacher"], "seed": n}, p.at_data["teacher"]
+            else:
+                spec, data = p.config["train"][name], p.at_data[name]
+            return Model(json.dumps(spec), data, {"data": f"{data}/dict.{src}.txt"}, spec,
+                         priority=50 if name.startswith("teacher") else 0)
         if track == "gec/":
             data = f"{p.gec.G}/data-bin"
             return Model(json.dumps(p.config["gec"]["model"]), data, {"data": f"{data}/dict.src.txt"},

@@ -106,6 +106,9 @@ class Plan:
         # Seq-KD.
         self.at_data = {"teacher": f"{R}/data-bin/raw", "baseline": f"{R}/data-bin/raw",
                         "verifier": f"{R}/data-bin/distill"}
+        n_teachers = config.get("distill", {}).get("teachers", 1)
+        self.teachers = [f"{R}/models/teacher/model.pt"] + [f"{R}/models/teacher{n}/model.pt"
+                                                            for n in range(2, n_teachers + 1)]
         on = self.tracks
         self.gec = GecPlan(config["gec"], R, config["device"]) if on["gec_iad"] else None
         self.gad = (GadPlan(config["gad"], R, self.src, self.tgt, config["train"]["verifier"]) if on["gad"]

@@ -1,5 +1,6 @@
 # Sequence-level knowledge distillation (Kim & Rush 2016): the teacher translates the training set with beam
 # search, scattered over config distill.shards jobs and gathered into a new training set with the same dictionary.
+# distill.teachers > 1: an ensemble of teachers (teacher, teacher2, ..: other seeds) translates (GAD paper Table 6).
 
 rule shard_train:
     input:
@@ -24,7 +25,7 @@ rule distill_shard:
         src=f"{R}/distill/shards/{{shard}}.{SRC}",
         tgt=f"{R}/distill/shards/{{shard}}.{TGT}",
         dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
-        teacher=f"{R}/models/teacher/model.pt",
+        teachers=P.teachers,
     output:
         f"{R}/distill/shards/{{shard}}.hyp",
     params:
@@ -34,6 +35,7 @@ rule distill_shard:
         b=config["decode"]["max_len_b"],
         device=config["device"],
         langs=f"--src-lang {SRC} --tgt-lang {TGT}",
+        ensemble=lambda wc, input: ":".join(input.teachers),  # fairseq-generate --path a.pt:b.pt: an ensemble
     wildcard_constraints:
         shard=r"\d+",
     log:
@@ -47,7 +49,7 @@ rule distill_shard:
         gpu=KD["gpus"],
     shell:
         "$PY $SCRIPTS/distill.py translate --src {input.src} --tgt {input.tgt} {params.langs} "
-        "--dict {input.dict} --checkpoint {input.teacher} --output {output} --beam {params.beam} "
+        "--dict {input.dict} --checkpoint {params.ensemble} --output {output} --beam {params.beam} "
         "--max-tokens {params.max_tokens} --max-len-a {params.a} --max-len-b {params.b} "
         "--device {params.device} --threads {threads} > {log} 2>&1"
 
