@@ -6,6 +6,8 @@ A method is written ``NAME[:KEY=VALUE[:KEY=VALUE ...]]``:
 NAME            what decodes                                           keys (defaults)
 ==============  =====================================================  ==============================================
 ``fairseq``     fairseq's ``SequenceGenerator`` (the papers' baseline)  ``beam`` (5), ``batch`` (1)
+``ct2``         CTranslate2 on the converted weights (a peer engine)     ``beam`` (1), ``compute`` (float32 | int8),
+                                                                       ``batch`` (1), ``model`` (converted folder)
 ``greedy``      the engine with no drafter (the lossless reference)     --
 ``iad``         engine + input-copy drafter (IAD, Ge et al.)            ``max_ngram`` (3), ``min_ngram`` (1)
 ``gad``         engine + NAT block drafter (GAD; GAD++ with beta > 1)   ``k``, ``checkpoint``
@@ -17,12 +19,13 @@ Keys every engine method takes: ``beta``/``tau`` (GAD++ top-beta within a log-li
 ``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
 drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
 
-Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``iad:max_draft_len=16``, ``gad:k=10``,
-``gad:k=10:beta=3:tau=1``, ``nat:k=10``, ``blockwise:k=8:topk=2:min_block=2:precision=int8``.
+Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
+``iad:max_draft_len=16``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
+``blockwise:k=8:topk=2:min_block=2:precision=int8``.
 
-Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``iad``, ``iad-draft16``, ``gad-k10``,
-``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``): the row name in every results file and table,
-and the file name of its hypotheses.
+Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
+``iad-draft16``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``): the row name in
+every results file and table, and the file name of its hypotheses.
 """
 from __future__ import annotations
 
@@ -35,7 +38,8 @@ __all__ = ["Method", "parse_method", "parse_methods", "parse_key_values", "ENGIN
 
 # engine methods and the drafter each uses (None: greedy); ``nat`` decodes with the GAD drafter alone
 ENGINE_DRAFTERS = {"greedy": None, "iad": "iad", "gad": "gad", "blockwise": "blockwise"}
-_NAMES = ("fairseq", "nat", *ENGINE_DRAFTERS)
+_NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
+CT2_COMPUTE = ("float32", "int8")
 _RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
 
 
@@ -60,14 +64,14 @@ class Method:
     topk: int = 1
     min_block: int = 1
     max_draft_len: Optional[int] = None
-    precision: Optional[str] = None            # blockwise proposal heads
+    precision: Optional[str] = None            # blockwise proposal heads; ct2: its compute type
     drafter_args: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     custom_label: Optional[str] = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
-        """``fairseq`` | ``engine`` | ``drafter`` (a drafter decoding alone)."""
-        return "fairseq" if self.name == "fairseq" else "drafter" if self.name == "nat" else "engine"
+        """``fairseq`` | ``peer`` (another engine: CTranslate2) | ``engine`` | ``drafter`` (a drafter alone)."""
+        return {"fairseq": "fairseq", "ct2": "peer", "nat": "drafter"}.get(self.name, "engine")
 
     @property
     def drafter(self) -> Optional[str]:
@@ -82,8 +86,9 @@ class Method:
     def label(self) -> str:
         if self.custom_label:
             return self.custom_label
-        if self.name == "fairseq":
-            s = "fairseq-greedy" if self.beam == 1 else f"fairseq-beam{self.beam}"
+        if self.name in ("fairseq", "ct2"):
+            s = f"{self.name}-greedy" if self.beam == 1 else f"{self.name}-beam{self.beam}"
+            s += f"-{self.precision}" if self.precision and self.precision != "float32" else ""
             return s + (f"-bs{self.batch_size}" if self.batch_size > 1 else "")
         s = self.name + (f"-k{self.k}" if self.k is not None else "")
         if self.beta > 1:
@@ -101,19 +106,20 @@ class Method:
     @property
     def spec(self) -> str:
         """The method written back in the grammar (parses to an equal method)."""
-        keys = {"beam": self.beam if self.name == "fairseq" else None,
+        keys = {"beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch": self.batch_size if self.batch_size > 1 else None, "k": self.k,
                 "beta": self.beta if self.beta > 1 else None, "tau": self.tau if self.beta > 1 else None,
                 "topk": self.topk if self.topk > 1 else None,
                 "min_block": self.min_block if self.min_block > 1 else None,
-                "max_draft_len": self.max_draft_len, "precision": self.precision, **self.drafter_args,
+                "max_draft_len": self.max_draft_len, "precision": self.precision if self.name != "ct2" else None,
+                "compute": self.precision if self.name == "ct2" else None, **self.drafter_args,
                 "label": self.custom_label}
         return ":".join([self.name] + [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in keys.items() if v is not None])
 
     def params(self) -> Dict[str, Any]:
         """The settings a table reads (every column of the results schema that describes the method)."""
-        return {"method": self.name, "beam": self.beam if self.name == "fairseq" else None,
+        return {"method": self.name, "beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch_size": self.batch_size, "k": self.k, "beta": self.beta, "tau": self.tau, "topk": self.topk,
                 "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
                 "exact": self.exact}
@@ -152,6 +158,17 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
             if extra:
                 raise ValueError(f"fairseq takes only beam and batch, not {', '.join(sorted(extra))}")
             return Method(name, beam=_int("beam", kv.get("beam", 5), 1), batch_size=_int("batch", kv.get("batch", 1), 1),
+                          custom_label=label)
+        if name == "ct2":
+            extra = set(kv) - {"beam", "batch", "compute", "model"}
+            if extra:
+                raise ValueError(f"ct2 takes only beam, batch, compute and model, not {', '.join(sorted(extra))}")
+            compute = str(kv.get("compute", "float32"))
+            if compute not in CT2_COMPUTE:
+                raise ValueError(f"compute must be one of {', '.join(CT2_COMPUTE)}, got {compute!r}")
+            args = {"model": kv["model"]} if "model" in kv else {}
+            return Method(name, beam=_int("beam", kv.get("beam", 1), 1),
+                          batch_size=_int("batch", kv.get("batch", 1), 1), precision=compute, drafter_args=args,
                           custom_label=label)
         rule = {key: kv.pop(key) for key in list(kv) if key in _RULE_KEYS}
         k = _int("k", kv.pop("k"), 1) if "k" in kv else None

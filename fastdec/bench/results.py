@@ -113,7 +113,7 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
         if greedy is not None:
             same = sum(r.tokens == g.tokens for r, g in zip(recs, greedy))
             row.update(identical_to_greedy=same, identical_to_greedy_pct=100.0 * same / n if n else None)
-        if m.kind != "fairseq":
+        if m.kind in ("engine", "drafter"):
             row.update(mean_accepted=sum(acc) / len(acc) if acc else 0.0,
                        mean_drafted=sum(drafted) / len(drafted) if drafted else 0.0,
                        mean_block=(sum(t for t, _ in verify) / sum(s for _, s in verify)) if verify else 1.0)

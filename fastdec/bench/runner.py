@@ -57,7 +57,17 @@ def drafter_kwargs(m: Method) -> dict:
     return kw
 
 
-def _generator(c: Context, m: Method) -> FairseqGenerator:
+def _generator(c: Context, m: Method):
+    """The sequence generator of a fairseq or peer (CTranslate2) method: ``generate(sources, batch_size)``."""
+    if m.kind == "peer":
+        from fastdec.engine.ctranslate2_backend import CT2Generator
+
+        if "model" not in m.drafter_args:
+            raise ValueError(f"{m.label}: give the converted CTranslate2 model folder (ct2:model=PATH)")
+        return CT2Generator(m.drafter_args["model"], c.loaded.src_dict, c.loaded.tgt_dict, beam=m.beam,
+                            compute_type=m.precision, max_len_a=c.max_len_a, max_len_b=c.max_len_b,
+                            max_positions=c.verifier.max_positions, device=c.verifier.device.type,
+                            threads=torch.get_num_threads())
     return FairseqGenerator(c.loaded.model, c.loaded.tgt_dict, beam=m.beam, max_len_a=c.max_len_a,
                             max_len_b=c.max_len_b, device=c.verifier.device)
 
@@ -81,7 +91,7 @@ class _Systems:
 
     def build(self, m: Method) -> Callable[[int, torch.Tensor], Record]:
         c = self.ctx
-        if m.kind == "fairseq":
+        if m.kind in ("fairseq", "peer"):
             gen = _generator(c, m)
 
             def fairseq_one(i, src):

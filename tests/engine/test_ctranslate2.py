@@ -45,3 +45,36 @@ def test_ct2_errors_name_the_fix(converted, tiny_databin, tmp_path):
         convert(str(tmp_path / "nope.pt"), str(tiny_databin), str(tmp_path / "o"), source_lang="src", target_lang="tgt")
     with pytest.raises(ValueError, match="beam"):
         CT2Generator(str(converted), d, d, beam=0)
+
+
+def test_ct2_rows_in_a_bench_run(converted, tiny_checkpoint, tiny_databin, tmp_path):
+    """`fastdec bench` with CTranslate2 rows beside fairseq's and the engine's: one grammar, one results schema."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fastdec.bench.methods import parse_method
+    from fastdec.bench.results import read_run
+
+    inp = tmp_path / "in.txt"
+    lines = (tiny_databin.parent / "test.src").read_text().splitlines()[:8]
+    inp.write_text("".join(line + "\n" for line in lines))
+    methods = ",".join(["fairseq:beam=5", f"ct2:model={converted}", f"ct2:beam=5:compute=int8:model={converted}",
+                        f"ct2:batch=4:model={converted}", "greedy"])
+    r = subprocess.run([sys.executable, "-m", "fastdec", "bench", "--checkpoint", str(tiny_checkpoint), "--data-bin",
+                        str(tiny_databin), "--input", str(inp), "--methods", methods, "--threads", "1",
+                        "--max-len-a", "1.2", "--max-len-b", "5", "--out-dir", str(tmp_path / "run")],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = read_run(str(tmp_path / "run"))
+    assert list(run.summary.index) == ["fairseq-beam5", "ct2-greedy", "ct2-beam5-int8", "ct2-greedy-bs4", "greedy"]
+    assert run.row("ct2-greedy")["identical_to_greedy"] == 8 and run.row("ct2-greedy-bs4")["identical_to_greedy"] == 8
+    assert not run.row("ct2-greedy")["exact"] and run.row("ct2-greedy")["speedup_vs_greedy"] > 0
+    assert parse_method("ct2:beam=5:compute=int8:model=x").spec == "ct2:beam=5:compute=int8:model=x"
+    for bad, words in (("ct2:compute=int3", "compute"), ("ct2:k=3", "only beam")):
+        with pytest.raises(ValueError, match=words):
+            parse_method(bad)
+    r = subprocess.run([sys.executable, "-m", "fastdec", "bench", "--checkpoint", str(tiny_checkpoint), "--data-bin",
+                        str(tiny_databin), "--input", str(inp), "--methods", "ct2", "--out-dir", str(tmp_path / "x")],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert r.returncode == 2 and "ct2:model=PATH" in r.stderr
