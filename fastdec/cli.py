@@ -15,13 +15,14 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 def build_parser() -> argparse.ArgumentParser:
     from fastdec.bench import cli as bench
-    from fastdec.bench import trace
+    from fastdec.bench import convert, trace
     from fastdec.report import cli as report
     from fastdec.tracks import cli as tables
 
     ap = argparse.ArgumentParser(prog="fastdec", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
-    for name, module in (("bench", bench), ("tables", tables), ("trace", trace), ("report", report)):
+    for name, module in (("bench", bench), ("tables", tables), ("trace", trace), ("report", report),
+                         ("ct2-convert", convert)):
         p = sub.add_parser(name, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(run=module.main)
