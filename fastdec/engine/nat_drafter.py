@@ -90,7 +90,8 @@ class NATDrafter(Drafter):
         verifier_vocab_size: ids ``>=`` this are never proposed (the verifier's output size).
         banned: further token ids never to propose (default: pad, ``<mask>``, BOS ``<s>``).
         device, dtype: where the drafter runs (default: where the model is).
-        sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split.
+        sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split (only when the
+            decoding loop times with syncs too: ``DecodeState.sync_timing``, off with ``--no-sync-timing``).
         fast: run the model through the engine's plain-tensor Transformer forward (a
             :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``, numerically equal to fairseq's, tested)
             instead of fairseq's module forward (slower at batch 1 on CPU).
@@ -136,8 +137,8 @@ class NATDrafter(Drafter):
                 self.runner = None
         self._warned_long = False
 
-    def _now(self) -> float:
-        if self.sync:  # pending kernels belong to whoever launched them
+    def _now(self, state=None) -> float:
+        if self.sync and (state is None or state.sync_timing):  # pending kernels belong to whoever launched them
             torch.cuda.synchronize(self.device)
         return time.perf_counter()
 
@@ -162,7 +163,7 @@ class NATDrafter(Drafter):
         A source longer than the drafter's encoder positions (but not the verifier's) cannot be drafted: the
         sentence is decoded with empty drafts (plain greedy steps, still lossless) and a warning is logged once.
         """
-        t0 = self._now()
+        t0 = self._now(state)
         enc = None
         if len(state.src_list) <= self.max_source_positions:
             enc = self.encode(state.src_list)
@@ -171,7 +172,7 @@ class NATDrafter(Drafter):
                            "without drafts (greedy steps)", len(state.src_list), self.max_source_positions)
             self._warned_long = True
         state.extra["nat_encoder_out"] = enc
-        state.charge("drafter_encoder", self._now() - t0)
+        state.charge("drafter_encoder", self._now(state) - t0)
 
     @torch.inference_mode()
     def block(self, encoder_out, prefix: List[int], k: Optional[int] = None,
@@ -203,9 +204,9 @@ class NATDrafter(Drafter):
         enc = state.extra["nat_encoder_out"]
         if enc is None:
             return torch.empty(0, dtype=torch.long)
-        t0 = self._now()
-        draft = self.block(enc, state.prefix).cpu()
-        state.charge("drafter_decoder", self._now() - t0)
+        t0 = self._now(state)
+        draft = self.block(enc, state.prefix)  # stays on the device: the loop reads it in its one transfer
+        state.charge("drafter_decoder", self._now(state) - t0)
         return draft
 
     def __repr__(self) -> str:
@@ -231,7 +232,7 @@ def drafter_alone_decode(drafter: NATDrafter, src_tokens, max_len: int, *, sync_
     stats = DecodeStats(method=f"nat_k{drafter.k}", src_len=src.numel(), device=str(drafter.device))
     state = DecodeState(src_tokens=src, src_list=src.tolist(), prefix=[eos], encoder_out={}, eos=eos,
                         pad=drafter.pad, unk=drafter.model.decoder.dictionary.unk(), vocab_size=drafter.ban.numel(),
-                        max_len=max_len, time_modules=stats.time_modules)
+                        max_len=max_len, time_modules=stats.time_modules, sync_timing=sync_timing)
     reset_peak_memory(drafter.device)
     timer = ModuleTimer(stats, drafter.device, sync=sync_timing)
     timer.start()
