@@ -45,6 +45,11 @@ class Drafter:
         """The next draft tokens (empty: a plain greedy step)."""
         return []
 
+    def propose_batch(self, states: List["DecodeState"]) -> List[Sequence[int]]:
+        """The next draft of every sentence of a batch (:mod:`fastdec.engine.batched`); a drafter that can draft
+        all rows in one pass overrides this, the default asks each row in turn."""
+        return [self.propose(state) for state in states]
+
 
 class NoDrafter(Drafter):
     """Proposes nothing: the loop degenerates to greedy decoding."""
