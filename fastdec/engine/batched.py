@@ -35,7 +35,8 @@ from torch import Tensor
 
 from .acceptance import AcceptanceRule, accept_top1, leading_true
 from .drafters import Drafter
-from .loop import DecodeResult, DecodeState, compute_max_len, constrain_steps, truncate_draft, vocab_log_probs
+from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, draft_verify_accept, truncate_draft,
+                   vocab_log_probs)
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
@@ -68,6 +69,7 @@ class BatchedVerifier:
         self._k: Optional[Tensor] = None  # [L, B, H, cap, D]
         self._v: Optional[Tensor] = None
         self._cap = 0
+        self._causal: Optional[Tensor] = None  # [cap, cap] bool, True = may attend
         self.enc_k: Optional[Tensor] = None  # [L, B, H, S, D]
         self.enc_v: Optional[Tensor] = None
         self.enc_mask: Optional[Tensor] = None  # [B, 1, 1, S], True = a real source token
@@ -123,6 +125,7 @@ class BatchedVerifier:
             k[:, :, :, : self._cap] = self._k
             v[:, :, :, : self._cap] = self._v
         self._k, self._v, self._cap = k, v, cap
+        self._causal = torch.ones(cap, cap, dtype=torch.bool, device=self.device).tril_()
 
     def keep(self, rows: Sequence[int]) -> None:
         """Keep only ``rows`` (indices into the current batch, in this order): finished sentences leave."""
@@ -140,24 +143,35 @@ class BatchedVerifier:
         B, n = tokens.shape
         if B != self.batch_size or len(n_valid) != B:
             raise ValueError(f"{B} token rows / {len(n_valid)} lengths for a batch of {self.batch_size}")
-        start = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
-        pos = start[:, None] + torch.arange(n, device=self.device)[None, :]  # [B, n] absolute positions
-        T = max(self.lengths) + n
+        t0 = self.lengths[0]
+        uniform = all(m == t0 for m in self.lengths)  # e.g. every greedy step: the batch-1 slicing, no gathers
+        T = (t0 if uniform else max(self.lengths)) + n
         self._ensure_capacity(T)
-        rows = torch.arange(B, device=self.device)[:, None]
-        k_cache, v_cache = self._k, self._v
+        k_cache, v_cache, table = self._k, self._v, ver._pos_table
+        if uniform:
+            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D] at positions t0 .. T - 1 of every row
+                kc, vc = k_cache[li], v_cache[li]
+                kc[:, :, t0:T] = k.transpose(1, 2)
+                vc[:, :, t0:T] = v.transpose(1, 2)
+                return kc[:, :, :T], vc[:, :, :T]
 
-        def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D], written at each row's own positions
-            kc, vc = k_cache[li], v_cache[li]
-            kc[rows, :, pos] = k
-            vc[rows, :, pos] = v
-            return kc[:, :, :T], vc[:, :, :T]
+            positions = table[t0:T] if table is not None else None
+            mask = self._causal[t0:T, :T] if n > 1 else None  # rows of equal length: T <= max positions
+        else:
+            start = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
+            pos = start[:, None] + torch.arange(n, device=self.device)[None, :]  # [B, n] absolute positions
+            rows = torch.arange(B, device=self.device)[:, None]
 
-        # a padding position past the decoder's last position reuses it: its output is never read
-        table = ver._pos_table
-        positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
+            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D], written at each row's own positions
+                kc, vc = k_cache[li], v_cache[li]
+                kc[rows, :, pos] = k
+                vc[rows, :, pos] = v
+                return kc[:, :, :T], vc[:, :, :T]
+
+            # a padding position past the decoder's last position reuses it: its output is never read
+            positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
+            mask = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
         x = ver.embed(tokens.to(self.device), positions)
-        mask = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
         hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask)
         self.lengths = [m + int(c) for m, c in zip(self.lengths, n_valid)]
         return hidden
@@ -300,7 +314,8 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
                    accept: AcceptanceRule = accept_top1, *, batch_size: int = 8, sort_by_length: bool = True,
                    **kwargs) -> List[DecodeResult]:
     """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
-    ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`."""
+    ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`.
+    A batch of one sentence runs the batch-1 loop (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
     batch_size = check_batch_size(batch_size)
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
@@ -309,6 +324,10 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
     results: List[Optional[DecodeResult]] = [None] * len(sources)
     for i in range(0, len(order), batch_size):
         ids = order[i: i + batch_size]
+        if len(ids) == 1:  # a batch of one is the batch-1 loop itself (no padding, masks or gathers to pay for)
+            results[ids[0]] = draft_verify_accept(verifier, sources[ids[0]], drafter, accept, sent_id=ids[0],
+                                                  **kwargs)
+            continue
         for j, r in zip(ids, decode_batch(bver, [sources[j] for j in ids], drafter, accept, ids=ids, **kwargs)):
             results[j] = r
     return results  # type: ignore[return-value]
