@@ -63,13 +63,12 @@ def _batch_run(config: dict) -> Optional[str]:
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     gb, G = config["gec"]["benchmark"], f"{R}/gec"
     run1, cpu = _runs(config)
-    out = _batch_bench_run(config, R)
-    return out | {_run(s): BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
+    return {_run(s): BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
                               methods(config), limit=s[2], warmup=gb["warmup"], threads=s[1],
                               exclusive=gb["exclusive"], device=s[0], max_len_a=gb["max_len_a"],
                               max_len_b=gb["max_len_b"], mem_mb=gb["mem_mb"], runtime=gb["runtime"],
                               gpus=gb["gpus"] if s[0] == "cuda" else 0)
-            for s in (run1, *cpu.values())}
+            for s in (run1, *cpu.values())} | _batch_bench_run(config, R)
 
 
 def _batch_bench_run(config: dict, R: str) -> Dict[str, BenchRun]:
