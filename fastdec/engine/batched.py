@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .acceptance import AcceptanceRule, accept_top1, leading_true
-from .drafters import Drafter
+from .drafters import Drafter, check_same_device
 from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, draft_verify_accept, truncate_draft,
                    vocab_log_probs)
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
@@ -222,6 +222,7 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
     dev, eos, pad, V = ver.device, ver.eos, ver.pad, ver.vocab_size
     if drafter is not None:
         drafter.check_acceptance(accept)
+        check_same_device(drafter, dev)
     max_lens = [compute_max_len(s.numel(), max_len_a, max_len_b, ver.max_positions) for s in sources]
     cap_draft = math.inf if max_draft_len is None else int(max_draft_len)
     B = len(sources)

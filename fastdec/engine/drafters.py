@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .acceptance import AcceptanceRule
     from .loop import DecodeState
 
-__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters"]
+__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters",
+           "check_same_device"]
 
 
 class Drafter:
@@ -122,6 +123,20 @@ class InputCopyDrafter(Drafter):
             return []
         xs = state.extra["iad_xs"]
         return xs[i + 1: i + 1 + state.max_draft]
+
+
+def check_same_device(drafter: Optional[Drafter], device) -> None:
+    """A drafter with its own weights (``drafter.device``) must sit on the verifier's device: drafts move between
+    them every iteration, and a CPU drafter beside a CUDA verifier would sync and copy each time."""
+    mine = getattr(drafter, "device", None)
+    if mine is None:
+        return
+    import torch
+
+    a, b = torch.device(mine), torch.device(device)
+    if a.type != b.type or (a.index or 0) != (b.index or 0):
+        raise ValueError(f"mixed devices: the {getattr(drafter, 'name', 'drafter')} drafter is on {a} but the verifier "
+                         f"on {b}; load both on one device (fastdec bench --device, config key device)")
 
 
 _REGISTRY: Dict[str, Callable[..., object]] = {}

@@ -39,7 +39,7 @@ import torch
 from torch import Tensor
 
 from .acceptance import AcceptanceRule, accept_top1
-from .drafters import Drafter
+from .drafters import Drafter, check_same_device
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
@@ -243,6 +243,7 @@ def draft_verify_accept(
     V = verifier.vocab_size
     if drafter is not None:
         drafter.check_acceptance(accept)
+        check_same_device(drafter, dev)
 
     stats = DecodeStats(id=sent_id, method=method or accept.name, src_len=src_tokens.numel(), device=str(dev))
     reset_peak_memory(dev)
