@@ -40,7 +40,8 @@ from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, 
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
-__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size"]
+__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size", "encode_batch",
+           "bidirectional_pass"]
 
 _LAZY_FIRST_CHUNK = 8
 
@@ -52,6 +53,45 @@ def check_batch_size(batch_size) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
     return batch_size
+
+
+def encode_batch(ver: Verifier, sources: Sequence[Tensor]):
+    """Encode ``sources`` as one right-padded batch with ``ver``'s fairseq encoder: ``(encoder_out, enc_k, enc_v,
+    enc_mask)``, the encoder-attention keys/values of every decoder layer ``[L, B, H, S, D]`` and the key mask
+    ``[B, 1, 1, S]`` (True = a real source token)."""
+    if not sources:
+        raise ValueError("a batch needs at least one source sentence")
+    for s in sources:
+        ver.check_source(s)
+    dev = ver.device
+    B, S = len(sources), max(int(s.numel()) for s in sources)
+    src = torch.full((B, S), ver.pad, dtype=torch.long)
+    for b, s in enumerate(sources):
+        src[b, : s.numel()] = s
+    lengths = torch.tensor([int(s.numel()) for s in sources], device=dev)
+    enc = ver.encoder(src.to(dev), src_lengths=lengths)
+    x = enc["encoder_out"][0]  # [S, B, C_enc]
+    kv = F.linear(x, ver._enc_kv_w, ver._enc_kv_b)
+    kv = kv.view(S, B, ver.num_layers, 2, ver.num_heads, ver.head_dim).permute(2, 3, 1, 4, 0, 5).contiguous()
+    mask = (torch.arange(S, device=dev)[None, :] < lengths[:, None])[:, None, None, :]
+    return enc, kv[:, 0], kv[:, 1], mask
+
+
+@torch.inference_mode()
+def bidirectional_pass(ver: Verifier, tokens: Tensor, n_valid: Sequence[int], enc_k: Tensor, enc_v: Tensor,
+                       enc_mask: Tensor) -> Tensor:
+    """A cache-free decoder pass over ``tokens`` ``[B, n]`` from position 0, every real token attending to all real
+    tokens of its row (the first ``n_valid[b]``): the batched form of GAD's NAT drafter (``Verifier(causal=False)``
+    after ``restart``). Returns the final features ``[B, n, C]``."""
+    dev = ver.device
+    n = tokens.size(1)
+    keys = (torch.arange(n, device=dev)[None, :] < torch.tensor(list(n_valid), device=dev)[:, None])[:, None, None, :]
+
+    def self_kv(li: int, k: Tensor, v: Tensor):  # nothing cached: the whole input is fed every time
+        return k.transpose(1, 2), v.transpose(1, 2)
+
+    x = ver.embed(tokens.to(dev), ver._pos_table[:n] if ver._pos_table is not None else None)
+    return ver.decoder_layers(x, self_kv, keys, enc_k, enc_v, enc_mask)
 
 
 class BatchedVerifier:
@@ -82,28 +122,11 @@ class BatchedVerifier:
     @torch.inference_mode()
     def start(self, sources: Sequence[Tensor]) -> Dict[str, List[Tensor]]:
         """Encode ``sources`` (1-D LongTensors ending with EOS) as one right-padded batch; empty the caches."""
-        ver = self.ver
-        if not sources:
-            raise ValueError("a batch needs at least one source sentence")
-        for s in sources:
-            ver.check_source(s)
-        B, S = len(sources), max(int(s.numel()) for s in sources)
-        src = torch.full((B, S), ver.pad, dtype=torch.long)
-        for b, s in enumerate(sources):
-            src[b, : s.numel()] = s
-        src = src.to(self.device)
-        lengths = torch.tensor([int(s.numel()) for s in sources], device=self.device)
-        enc = ver.encoder(src, src_lengths=lengths)
-        x = enc["encoder_out"][0]  # [S, B, C_enc]
-        kv = F.linear(x, ver._enc_kv_w, ver._enc_kv_b)
-        kv = kv.view(S, B, ver.num_layers, 2, ver.num_heads, ver.head_dim).permute(2, 3, 1, 4, 0, 5).contiguous()
-        self.enc_k, self.enc_v = kv[:, 0], kv[:, 1]  # [L, B, H, S, D]
-        self.enc_mask = (torch.arange(S, device=self.device)[None, :] < lengths[:, None])[:, None, None, :]
-        self.encoder_out = enc
-        self.lengths = [0] * B
+        self.encoder_out, self.enc_k, self.enc_v, self.enc_mask = encode_batch(self.ver, sources)
+        self.lengths = [0] * len(sources)
         self._k = self._v = None
         self._cap = 0
-        return enc
+        return self.encoder_out
 
     def row_encoder_out(self, b: int, src_len: int) -> Dict[str, List[Tensor]]:
         """Row ``b`` of the encoder output as the batch-1 verifier gives it (``encoder_out``: ``[S_b, 1, C]``)."""
@@ -241,8 +264,7 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
             sync_timing=sync_timing) for b, s in enumerate(sources)]
         timer.lap("encoder")
         if drafter is not None:
-            for st in states:
-                drafter.start(st)
+            drafter.start_batch(states)
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
         while active:

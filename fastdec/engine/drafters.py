@@ -46,6 +46,11 @@ class Drafter:
         """The next draft tokens (empty: a plain greedy step)."""
         return []
 
+    def start_batch(self, states: List["DecodeState"]) -> None:
+        """Per-batch setup (:mod:`fastdec.engine.batched`); the default sets up each sentence in turn."""
+        for state in states:
+            self.start(state)
+
     def propose_batch(self, states: List["DecodeState"]) -> List[Sequence[int]]:
         """The next draft of every sentence of a batch (:mod:`fastdec.engine.batched`); a drafter that can draft
         all rows in one pass overrides this, the default asks each row in turn."""

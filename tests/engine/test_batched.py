@@ -133,3 +133,24 @@ def test_bad_batch_sizes_are_clear_errors():
     assert check_batch_size(4.0) == 4
     with pytest.raises(ValueError, match="at least one"):
         BatchedVerifier(ver).start([])
+
+
+def test_nat_drafter_batched_blocks_equal_its_batch1_blocks():
+    """One padded bidirectional pass for all rows proposes what the drafter proposes row by row."""
+    from fastdec.engine.loop import DecodeState
+    from gad.gad_helpers import drafter_for, verifier_and_dict
+
+    _, d, ver = verifier_and_dict(1)
+    drafter = drafter_for(1, 3, 0.0, 5)
+    g = torch.Generator().manual_seed(2)
+    states = []
+    for n, j in ((3, 0), (11, 4), (1, 9), (7, 2), (14, 60)):  # ragged sources and prefixes; the last one runs out
+        src = torch.randint(4, len(d), (n,), generator=g).tolist() + [d.eos()]
+        prefix = [d.eos()] + torch.randint(4, len(d), (j,), generator=g).tolist()
+        states.append(DecodeState(src_tokens=torch.tensor(src), src_list=src, prefix=prefix, encoder_out={},
+                                  eos=d.eos(), pad=d.pad(), unk=d.unk(), vocab_size=len(d), max_len=100))
+    drafter.start_batch(states)
+    batched = drafter.propose_batch(states)
+    single = [drafter.propose(s).tolist() for s in states]
+    assert batched == single and [len(b) for b in batched] == [5, 5, 5, 5, 3]
+    assert all(s.time_modules["drafter_decoder"] > 0 for s in states)
