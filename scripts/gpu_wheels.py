@@ -46,7 +46,9 @@ def environment_pins() -> list:
 def download_commands(pin: str, out: str, python_version: str) -> list:
     """pip commands for one pin, in order of preference: a wheel for the target Python and platform, the source."""
     pip = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "-d", out]
-    source = pip + ["--no-binary", ":all:", pin]
+    # metadata of a source archive is prepared here: --no-build-isolation uses this environment's build tools
+    # (fairseq's build needs torch, which an isolated build would download)
+    source = pip + ["--no-binary", ":all:", "--no-build-isolation", pin]
     if _name(pin) in SOURCE_ONLY:
         return [source]
     abi = "cp" + python_version.replace(".", "")
