@@ -9,7 +9,7 @@ of fairseq; the encoder is run by fairseq itself):
 
 * the encoder runs once per sentence; the encoder-attention keys/values of every decoder layer
   are projected once per sentence (one matmul for all layers);
-* the decoder self-attention keys/values live in preallocated tensors ``[layers, heads, T, d]``;
+* the decoder self-attention keys/values live in preallocated tensors ``[layers, 1, heads, T, d]``;
   :meth:`Verifier.forward` appends ``n >= 1`` tokens (causal mask inside the block, positions
   continuing from the cached length) and :meth:`Verifier.rollback` truncates to any length by
   moving an integer;
@@ -190,7 +190,7 @@ class Verifier:
 
         # cache state
         self._cap = 0
-        self._k: Optional[Tensor] = None  # [L, H, cap, D]
+        self._k: Optional[Tensor] = None  # [L, 1, H, cap, D] (a batch of one: the shared forward's layout)
         self._v: Optional[Tensor] = None
         self._causal: Optional[Tensor] = None  # [cap, cap] bool, True = may attend
         self.length = 0
@@ -269,12 +269,12 @@ class Verifier:
         if needed > self.max_positions:
             raise ValueError(f"target length {needed} exceeds the decoder's max positions {self.max_positions}")
         cap = min(self.max_positions, max(needed, 64, 2 * self._cap))
-        shape = (self.num_layers, self.num_heads, cap, self.head_dim)
+        shape = (self.num_layers, 1, self.num_heads, cap, self.head_dim)
         k = torch.empty(shape, dtype=self.dtype, device=self.device)
         v = torch.empty(shape, dtype=self.dtype, device=self.device)
         if self._k is not None and self.length > 0:
-            k[:, :, : self.length] = self._k[:, :, : self.length]
-            v[:, :, : self.length] = self._v[:, :, : self.length]
+            k[..., : self.length, :] = self._k[..., : self.length, :]
+            v[..., : self.length, :] = self._v[..., : self.length, :]
         self._k, self._v, self._cap = k, v, cap
         self._causal = torch.ones(cap, cap, dtype=torch.bool, device=self.device).tril_()
 
@@ -338,9 +338,9 @@ class Verifier:
 
         def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [1, n, H, D] -> the cache up to t1, [1, H, t1, D]
             kc, vc = k_cache[li], v_cache[li]
-            kc[:, t0:t1] = k[0].transpose(0, 1)
-            vc[:, t0:t1] = v[0].transpose(0, 1)
-            return kc[None, :, :t1], vc[None, :, :t1]
+            kc[:, :, t0:t1] = k.transpose(1, 2)
+            vc[:, :, t0:t1] = v.transpose(1, 2)
+            return kc[:, :, :t1], vc[:, :, :t1]
 
         x = self.embed(tokens[None], self._pos_table[t0:t1] if self._pos_table is not None else None)
         mask = self._causal[t0:t1, :t1] if n > 1 and self.causal else None
