@@ -60,7 +60,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
     and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
     runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
-    assert len(runs) == 1 + 2 + 4 + 1  # GEC, GAD test + valid, Blockwise valid x 4 variants + test
+    assert len(runs) == 1 + 2 + 4 + 1 + 2  # GEC, GAD test + valid, Blockwise valid x 4 variants + test, batch runs
     exact_labels, independent = set(), 0
     for path in runs:
         run = read_run(str(path))
@@ -74,8 +74,9 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
             for label in exact.index:
                 assert run.hyps(label) == reference, (path, label)
             independent += 1
-    assert independent == 4  # GEC, GAD test and valid, Blockwise test
-    assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8"} <= exact_labels
+    assert independent == 6  # GEC, GAD test and valid, Blockwise test, the GEC and GAD batch runs
+    assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8", "iad-bs4", "gad-k4-bs4",
+            "greedy-bs4"} <= exact_labels
     # the relaxed rows are not exact and the speed baseline is fairseq beam 5
     gad = read_run(str(smoke_run / "gad/bench/test"))
     assert not gad.row("gad-k4-top3-tau1")["exact"] and gad.meta["speed_baseline"] == "fairseq-beam5"
@@ -93,6 +94,7 @@ def test_track_tables_read_the_common_results(smoke_run):
     gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
     assert gec.loc["iad", "identical_to_greedy_pct"] == 100
     for item in ("gad/figures/gad_figure4_speedup.png", "gec/figures/gec_figure5.png",
+                 "gec/figures/gec_figure6_batch.png", "gad/figures/gad_figure7_batch.png",
                  "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png"):
         assert (smoke_run / item).stat().st_size > 1000, item
 
