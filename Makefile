@@ -9,7 +9,12 @@ STAMP   = $(VENV)/.fastdec-installed
 CORES  ?= all
 PIP     = $(BIN)/python -m pip install --disable-pip-version-check -q
 
-.PHONY: setup run test smoke lint clean-results
+.PHONY: setup run test smoke lint clean-results gpu-wheels
+
+# A wheelhouse for a GPU machine without a package registry (Python $(GPU_PY), its own CUDA torch): copy the folder
+# over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine").
+GPU_PY     ?= 3.12
+WHEELHOUSE ?= wheelhouse
 
 setup: $(STAMP)
 
@@ -30,6 +35,9 @@ smoke: setup
 
 test: setup
 	$(BIN)/python -m pytest -q tests
+
+gpu-wheels: setup
+	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY)
 
 lint: setup
 	$(BIN)/snakemake --lint

@@ -55,5 +55,11 @@ rule all:
     default_target: True
 
 
+# A `device: cuda` run executed on this machine needs a GPU here (checked once jobs are about to start: a dry run, or
+# a cluster profile submitting to GPU nodes, is planned anywhere).
+onstart:
+    check_device(config, local_run=not workflow.non_local_exec_or_dryrun)
+
+
 # Every rule without a `conda:` of its own runs in CONDA_ENV under --software-deployment-method conda.
 default_conda_env(workflow, CONDA_ENV)

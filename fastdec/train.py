@@ -37,7 +37,7 @@ def flag_args(flags: dict) -> list[str]:
     return out
 
 
-def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: str = "cpu",
+def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: str = "cpu", dtype: str = "float32",
                           user_dir: str | None = None, task: str = "translation",
                           criterion: str = "label_smoothed_cross_entropy") -> list[str]:
     s = {**TRAIN_DEFAULTS, **spec}
@@ -60,7 +60,11 @@ def fairseq_train_command(spec: dict, data_bin: str, save_dir: str, *, device: s
     if user_dir:
         cmd += ["--user-dir", user_dir]
     if device == "cpu":
+        if dtype != "float32":
+            raise ValueError(f"dtype {dtype} training needs device cuda (fairseq mixed precision); use float32 on CPU")
         cmd += ["--cpu"]
+    elif dtype in ("float16", "bfloat16"):
+        cmd += ["--fp16" if dtype == "float16" else "--bf16"]
     cmd += flag_args(s["extra_args"])
     return cmd
 

@@ -15,17 +15,18 @@ NAME            what decodes                                           keys (def
 ``blockwise``   engine + Blockwise proposal heads (Stern et al.)        ``k``, ``precision`` (float | int8)
 ==============  =====================================================  ==============================================
 
-Keys every engine method takes: ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
+Keys every engine method takes: ``batch`` (batch size B, default 1: B sentences drafted and verified together,
+per-row rollback, :mod:`fastdec.engine.batched`), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
 ``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
 drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
 ``iad:max_draft_len=16``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
-``blockwise:k=8:topk=2:min_block=2:precision=int8``.
+``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``.
 
 Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
-``iad-draft16``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``): the row name in
-every results file and table, and the file name of its hypotheses.
+``iad-draft16``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``, ``iad-bs8``): the
+row name in every results file and table, and the file name of its hypotheses.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ class Method:
 
     name: str                                  # fairseq | greedy | iad | gad | nat | blockwise
     beam: int = 1                              # fairseq only
-    batch_size: int = 1                        # fairseq only (the engine decodes one sentence at a time)
+    batch_size: int = 1                        # sentences decoded together (fairseq, and every engine method)
     k: Optional[int] = None                    # block size of gad / nat / blockwise
     beta: int = 1
     tau: float = 0.0
@@ -101,7 +102,7 @@ class Method:
             s += f"-{self.precision}"
         if self.max_draft_len is not None:
             s += f"-draft{self.max_draft_len}"
-        return s
+        return s + (f"-bs{self.batch_size}" if self.batch_size > 1 else "")
 
     @property
     def spec(self) -> str:
@@ -171,12 +172,15 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
                           batch_size=_int("batch", kv.get("batch", 1), 1), precision=compute, drafter_args=args,
                           custom_label=label)
         rule = {key: kv.pop(key) for key in list(kv) if key in _RULE_KEYS}
+        batch = _int("batch", kv.pop("batch", 1), 1)
+        if name == "nat" and batch > 1:
+            raise ValueError("nat (the drafter alone) decodes one sentence at a time: no batch option")
         k = _int("k", kv.pop("k"), 1) if "k" in kv else None
         precision = kv.pop("precision", None)
         if precision not in (None, "float", "int8"):
             raise ValueError(f"precision must be float or int8, got {precision!r}")
         if name == "greedy" and (kv or rule or k is not None or precision):
-            raise ValueError("greedy takes no drafter or acceptance options")
+            raise ValueError("greedy takes no drafter or acceptance options (only batch)")
         if name in ("gad", "nat", "blockwise") and k is None:
             raise ValueError(f"{name} needs a block size k (e.g. {name}:k=10)")
         if name == "nat" and rule:
@@ -193,7 +197,7 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
             raise ValueError(f"min_block {min_block} must not exceed the block size k = {k}")
         cap = rule.get("max_draft_len")
         args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
-        return Method(name, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
+        return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
                       max_draft_len=None if cap is None else _int("max_draft_len", cap, 1), precision=precision,
                       drafter_args=args, custom_label=label)
     except (ValueError, TypeError) as exc:

@@ -12,11 +12,15 @@ this method's total time; ``speedup_vs_greedy`` = the same against the engine's 
 ``identical_to_greedy`` = outputs token-identical to the engine's greedy output; ``tokens_per_iteration`` = output
 tokens (EOS included) per decoder pass (the GAD paper's "Tok."); ``mean_accepted`` = accepted *draft* tokens per
 iteration (the verifier's own token not counted); ``mean_block`` = tokens added per verification step after the
-first pass of each sentence (the Blockwise paper's mean accepted block size k̂, 1.0 for greedy decoding).
+first pass of each sentence (the Blockwise paper's mean accepted block size k̂, 1.0 for greedy decoding);
+``ms_per_batch`` = total time / number of batches (``ceil(n / batch_size)``: the latency of one batch);
+``speedup_vs_greedy_same_batch`` = total time of the engine's greedy decoding at the same batch size (in the run) /
+this method's (the batched curves of Ge et al. Figure 6 / Xia et al. Figure 7).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
@@ -31,7 +35,8 @@ __all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baselin
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
-    "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "speedup_vs_beam", "speedup_vs_greedy",
+    "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
+    "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
     "identical_to_greedy", "identical_to_greedy_pct", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
     "time_other_s", "time_drafter_encoder_s", "time_drafter_decoder_s", "peak_mem_mb", "bleu", "bleu_signature",
@@ -93,6 +98,7 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
     beam_label = beam_label or speed_baseline(methods)
     total = {label: sum(r.time for r in recs) for label, recs in records.items()}
     greedy = records.get(greedy_label)
+    greedy_at = {m.batch_size: m.label for m in methods if m.name == "greedy" and not m.custom_label}
     rows = []
     for m in methods:
         recs = records[m.label]
@@ -105,6 +111,8 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
         row = {**m.params(), "label": m.label, "n_sentences": n, "total_time_s": total[m.label],
                "ms_per_sentence": 1000.0 * total[m.label] / n if n else None,
                "sent_per_s": _ratio(n, total[m.label]),
+               "ms_per_batch": 1000.0 * total[m.label] / math.ceil(n / m.batch_size) if n else None,
+               "speedup_vs_greedy_same_batch": _ratio(total.get(greedy_at.get(m.batch_size)), total[m.label]),
                "speedup_vs_beam": _ratio(total.get(beam_label), total[m.label]),
                "speedup_vs_greedy": _ratio(total.get(greedy_label), total[m.label]),
                "mean_iterations": iters / n if n else None, "tokens_per_iteration": _ratio(out_tok, iters),

@@ -5,8 +5,10 @@ so that load drifting on a shared or throttled machine hits all methods alike an
 like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
 ``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
 sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
-error). Fairseq methods with a batch size above 1 cannot interleave per sentence: they run after the batch-1
-methods, over the whole input, and each sentence is charged its share of its batch's time.
+error). Methods with a batch size above 1 (fairseq's batched generation, the engine's batched draft -> verify ->
+accept of :mod:`fastdec.engine.batched`) cannot interleave per sentence: they run after the batch-1 methods, over the
+whole input (longest sentences first, like fairseq), one method after the other, and each sentence is charged its
+share of its batch's time.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from fastdec.engine.acceptance import make_acceptance
+from fastdec.engine.batched import decode_batched
 from fastdec.engine.drafters import make_drafter
 from fastdec.engine.fairseq_baseline import FairseqGenerator
 from fastdec.engine.loop import compute_max_len, draft_verify_accept
@@ -115,6 +118,28 @@ class _Systems:
             return Record.from_result(m.label, i, draft_verify_accept(c.verifier, src, drafter, rule, sent_id=i, **kw))
         return engine_one
 
+    def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor]], List[Record]]:
+        """``sources -> records in input order`` of a method decoding ``m.batch_size`` sentences at a time."""
+        c = self.ctx
+        if m.kind in ("fairseq", "peer"):
+            gen = _generator(c, m)
+
+            def fairseq_all(sources):
+                return [Record.from_fairseq(m.label, r.id, sources[r.id], r)
+                        for r in gen.generate(list(sources), batch_size=m.batch_size)]
+            return fairseq_all
+        if m.kind != "engine":
+            raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
+        drafter = self.drafter(m) if m.drafter else None
+        rule = acceptance_rule(m)
+
+        def engine_all(sources):
+            results = decode_batched(c.verifier, sources, drafter, rule, batch_size=m.batch_size,
+                                     max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
+                                     sync_timing=c.sync_timing, method=m.label)
+            return [Record.from_result(m.label, i, r) for i, r in enumerate(results)]
+        return engine_all
+
 
 def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor], Record], object]:
     """One method's ``(sentence id, source) -> Record`` and its drafter (or None), built now (loading is not
@@ -153,9 +178,8 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                 progress(i, len(sources))
         for m in methods:
             if m.batch_size > 1:
-                gen = _generator(ctx, m)
+                decode_all = systems.build_batched(m)
                 if warmup:
-                    gen.generate(list(sources[:warmup]), batch_size=m.batch_size)
-                results = gen.generate(list(sources), batch_size=m.batch_size)
-                out[m.label] = [Record.from_fairseq(m.label, r.id, sources[r.id], r) for r in results]
+                    decode_all(list(sources[:warmup]))
+                out[m.label] = decode_all(list(sources))
     return out

@@ -104,11 +104,16 @@ class ExactRule(AcceptanceRule):
         return leading_true(d == t for d, t in zip(draft, top1))
 
     def accept_from_hidden(self, draft, project):
-        """Only the rows up to the first mismatch decide: project them in chunks of 8, 16, 32 ... and stop there
-        (row-wise identical to projecting every row, much less work when a long draft is rejected early)."""
+        """Only the rows up to the first mismatch decide. On CPU (``project.lazy``, the default) project them in
+        chunks of 8, 16, 32 ... and stop there (row-wise identical to projecting every row, much less work when a
+        long draft is rejected early); on CUDA project every row at once: one host sync per pass instead of one
+        per chunk."""
         k = len(draft)
         if not k:  # a greedy step
             return 0, project(0, 1).argmax(dim=-1).tolist(), None
+        if not getattr(project, "lazy", True):
+            top1 = project(0, k + 1).argmax(dim=-1).tolist()
+            return self(draft, top1), top1, None
         top1: List[int] = []
         start, size = 0, _LAZY_FIRST_CHUNK
         while True:
@@ -144,6 +149,12 @@ class _RankRule(AcceptanceRule):
             return exact
         if log_probs is None:
             raise ValueError(f"{self!r} needs the verifier's log-probabilities")
+        top1_t = torch.as_tensor(list(top1[:k]), dtype=torch.long, device=log_probs.device)
+        return leading_true(self.accepted_mask(draft, top1_t, log_probs).tolist())
+
+    def accepted_mask(self, draft: Sequence[int], top1: Tensor, log_probs: Tensor) -> Tensor:
+        """Per draft token, on the verifier's device: would the rule accept it (ignoring the tokens before)?"""
+        k = len(draft)
         lp = log_probs[:k]
         d = torch.as_tensor(draft, dtype=torch.long, device=lp.device)
         lp_d = lp.gather(1, d[:, None]).squeeze(1)
@@ -152,13 +163,19 @@ class _RankRule(AcceptanceRule):
         ok = torch.isfinite(lp_d) & (lp_d >= kth)
         if not math.isinf(self.tau):
             ok &= (best - lp_d) <= self.tau
-        ok |= d == torch.as_tensor(list(top1[:k]), dtype=torch.long, device=lp.device)
-        return leading_true(ok.tolist())
+        return ok | (d == top1[:k])
 
     def accept_from_hidden(self, draft, project):
         if self.exact_prefix:
             return accept_top1.accept_from_hidden(draft, project)
-        return super().accept_from_hidden(draft, project)
+        lp = project(0, len(draft) + 1)
+        top1_t = lp.argmax(dim=-1)
+        if not draft:
+            return 0, top1_t.tolist(), lp
+        # the verifier's tokens and the per-token decisions come to the host in ONE transfer (no top1 round trip)
+        k = len(draft)
+        both = torch.cat([top1_t, self.accepted_mask(draft, top1_t, lp).to(torch.long)]).tolist()
+        return leading_true(both[k + 1:]), both[: k + 1], lp
 
 
 class accept_top_beta(_RankRule):

@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .acceptance import AcceptanceRule
     from .loop import DecodeState
 
-__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters"]
+__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters",
+           "check_same_device"]
 
 
 class Drafter:
@@ -44,6 +45,16 @@ class Drafter:
     def propose(self, state: "DecodeState") -> Sequence[int]:
         """The next draft tokens (empty: a plain greedy step)."""
         return []
+
+    def start_batch(self, states: List["DecodeState"]) -> None:
+        """Per-batch setup (:mod:`fastdec.engine.batched`); the default sets up each sentence in turn."""
+        for state in states:
+            self.start(state)
+
+    def propose_batch(self, states: List["DecodeState"]) -> List[Sequence[int]]:
+        """The next draft of every sentence of a batch (:mod:`fastdec.engine.batched`); a drafter that can draft
+        all rows in one pass overrides this, the default asks each row in turn."""
+        return [self.propose(state) for state in states]
 
 
 class NoDrafter(Drafter):
@@ -117,6 +128,20 @@ class InputCopyDrafter(Drafter):
             return []
         xs = state.extra["iad_xs"]
         return xs[i + 1: i + 1 + state.max_draft]
+
+
+def check_same_device(drafter: Optional[Drafter], device) -> None:
+    """A drafter with its own weights (``drafter.device``) must sit on the verifier's device: drafts move between
+    them every iteration, and a CPU drafter beside a CUDA verifier would sync and copy each time."""
+    mine = getattr(drafter, "device", None)
+    if mine is None:
+        return
+    import torch
+
+    a, b = torch.device(mine), torch.device(device)
+    if a.type != b.type or (a.index or 0) != (b.index or 0):
+        raise ValueError(f"mixed devices: the {getattr(drafter, 'name', 'drafter')} drafter is on {a} but the verifier "
+                         f"on {b}; load both on one device (fastdec bench --device, config key device)")
 
 
 _REGISTRY: Dict[str, Callable[..., object]] = {}

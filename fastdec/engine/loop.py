@@ -39,12 +39,12 @@ import torch
 from torch import Tensor
 
 from .acceptance import AcceptanceRule, accept_top1
-from .drafters import Drafter
+from .drafters import Drafter, check_same_device
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
 __all__ = ["DecodeState", "DecodeResult", "draft_verify_accept", "decode_corpus", "compute_max_len",
-           "greedy_decode", "MaskedLogProbs", "truncate_draft"]
+           "greedy_decode", "MaskedLogProbs", "truncate_draft", "vocab_log_probs", "constrain_steps"]
 
 
 def compute_max_len(src_len: int, max_len_a: float, max_len_b: int, max_decoder_positions: int) -> int:
@@ -75,6 +75,8 @@ class DecodeState:
     * ``iteration``, ``last_drafted``, ``last_accepted`` -- bookkeeping of the previous iteration.
     * ``extra`` -- a free dict for drafter-private per-sentence state.
     * ``time_modules`` -- the sentence's ``DecodeStats.time_modules``; drafters add to it with :meth:`charge`.
+    * ``sync_timing`` -- the loop synchronises CUDA around its module timings; drafters timing their own parts
+      follow it (off: no host sync for timing at all).
     """
 
     src_tokens: Tensor
@@ -95,6 +97,7 @@ class DecodeState:
     last_accepted: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
     time_modules: Dict[str, float] = field(default_factory=dict)
+    sync_timing: bool = True
 
     def charge(self, module: str, seconds: float) -> None:
         """Add ``seconds`` to the time of sub-module ``module`` (e.g. ``drafter_encoder``) of this sentence."""
@@ -156,10 +159,12 @@ class MaskedLogProbs:
     no padding, an optional unknown-word penalty, no EOS as the first token (min_len 1), only EOS from step ``max_len``
     on. Rows are projected to the vocabulary only when asked for; built once per sentence (no per-pass closure)."""
 
-    __slots__ = ("verifier", "max_len", "unk_penalty", "hidden", "j")
+    __slots__ = ("verifier", "max_len", "unk_penalty", "hidden", "j", "lazy")
 
     def __init__(self, verifier: Verifier, max_len: int, unk_penalty: float = 0.0):
         self.verifier, self.max_len, self.unk_penalty = verifier, max_len, unk_penalty
+        # exact acceptance projects chunk by chunk on CPU; on CUDA a host sync per chunk costs more than the rows
+        self.lazy = verifier.device.type == "cpu"
         self.hidden: Optional[Tensor] = None
         self.j = 0
 
@@ -168,21 +173,35 @@ class MaskedLogProbs:
         return self
 
     def __call__(self, start: int, end: int) -> Tensor:
-        ver, hidden, j = self.verifier, self.hidden, self.j
-        logits = ver.output_layer(hidden if start == 0 and end == hidden.size(0) else hidden[start:end])
-        if logits.dtype in (torch.float16, torch.bfloat16):  # fairseq upcasts half precision the same way
-            logits = logits.float()
-        lp = torch.log_softmax(logits, dim=-1)
-        lp[:, ver.pad] = _NEG_INF
-        if self.unk_penalty:
-            lp[:, ver.unk] -= self.unk_penalty
-        if j == 0 and start == 0:
-            lp[0, ver.eos] = _NEG_INF
-        first = max(self.max_len - j - start, 0)  # first row (of these) whose step >= max_len
-        if first < lp.size(0):
-            lp[first:, :ver.eos] = _NEG_INF
-            lp[first:, ver.eos + 1:] = _NEG_INF
-        return lp
+        hidden = self.hidden
+        lp = vocab_log_probs(self.verifier, hidden if start == 0 and end == hidden.size(0) else hidden[start:end],
+                             self.unk_penalty)
+        return constrain_steps(lp, self.j + start, self.max_len, self.verifier.eos)
+
+
+def vocab_log_probs(verifier: Verifier, hidden: Tensor, unk_penalty: float = 0.0) -> Tensor:
+    """Log-probabilities ``[..., V]`` of final decoder features ``[..., C]``: never padding, ``unk_penalty``
+    subtracted from UNK (fairseq's beam-1 constraints that do not depend on the step)."""
+    logits = verifier.output_layer(hidden)
+    if logits.dtype in (torch.float16, torch.bfloat16):  # fairseq upcasts half precision the same way
+        logits = logits.float()
+    lp = torch.log_softmax(logits, dim=-1)
+    lp[..., verifier.pad] = _NEG_INF
+    if unk_penalty:
+        lp[..., verifier.unk] -= unk_penalty
+    return lp
+
+
+def constrain_steps(lp: Tensor, step: int, max_len: int, eos: int) -> Tensor:
+    """In place on one sentence's rows ``lp`` ``[c, V]`` predicting output steps ``step .. step + c - 1``: no EOS
+    at step 0 (min_len 1), only EOS from step ``max_len`` on. Returns ``lp``."""
+    if step == 0:
+        lp[0, eos] = _NEG_INF
+    first = max(max_len - step, 0)  # first row (of these) whose step >= max_len
+    if first < lp.size(0):
+        lp[first:, :eos] = _NEG_INF
+        lp[first:, eos + 1:] = _NEG_INF
+    return lp
 
 
 # on_iteration(state, draft, accepted, appended): after each iteration, state already updated
@@ -224,6 +243,7 @@ def draft_verify_accept(
     V = verifier.vocab_size
     if drafter is not None:
         drafter.check_acceptance(accept)
+        check_same_device(drafter, dev)
 
     stats = DecodeStats(id=sent_id, method=method or accept.name, src_len=src_tokens.numel(), device=str(dev))
     reset_peak_memory(dev)
@@ -236,7 +256,7 @@ def draft_verify_accept(
         state = DecodeState(
             src_tokens=verifier.src_tokens_device, src_list=src_tokens.tolist(), prefix=[eos],
             encoder_out=encoder_out, eos=eos, pad=pad, unk=unk, vocab_size=V, max_len=max_len,
-            time_modules=stats.time_modules)
+            time_modules=stats.time_modules, sync_timing=sync_timing)
         if drafter is not None:
             drafter.start(state)
         timer.lap("drafter")

@@ -90,7 +90,8 @@ class NATDrafter(Drafter):
         verifier_vocab_size: ids ``>=`` this are never proposed (the verifier's output size).
         banned: further token ids never to propose (default: pad, ``<mask>``, BOS ``<s>``).
         device, dtype: where the drafter runs (default: where the model is).
-        sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split.
+        sync_timing: synchronise CUDA before reading the clock for the encoder/decoder split (only when the
+            decoding loop times with syncs too: ``DecodeState.sync_timing``, off with ``--no-sync-timing``).
         fast: run the model through the engine's plain-tensor Transformer forward (a
             :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``, numerically equal to fairseq's, tested)
             instead of fairseq's module forward (slower at batch 1 on CPU).
@@ -136,8 +137,8 @@ class NATDrafter(Drafter):
                 self.runner = None
         self._warned_long = False
 
-    def _now(self) -> float:
-        if self.sync:  # pending kernels belong to whoever launched them
+    def _now(self, state=None) -> float:
+        if self.sync and (state is None or state.sync_timing):  # pending kernels belong to whoever launched them
             torch.cuda.synchronize(self.device)
         return time.perf_counter()
 
@@ -162,7 +163,7 @@ class NATDrafter(Drafter):
         A source longer than the drafter's encoder positions (but not the verifier's) cannot be drafted: the
         sentence is decoded with empty drafts (plain greedy steps, still lossless) and a warning is logged once.
         """
-        t0 = self._now()
+        t0 = self._now(state)
         enc = None
         if len(state.src_list) <= self.max_source_positions:
             enc = self.encode(state.src_list)
@@ -171,7 +172,7 @@ class NATDrafter(Drafter):
                            "without drafts (greedy steps)", len(state.src_list), self.max_source_positions)
             self._warned_long = True
         state.extra["nat_encoder_out"] = enc
-        state.charge("drafter_encoder", self._now() - t0)
+        state.charge("drafter_encoder", self._now(state) - t0)
 
     @torch.inference_mode()
     def block(self, encoder_out, prefix: List[int], k: Optional[int] = None,
@@ -203,10 +204,60 @@ class NATDrafter(Drafter):
         enc = state.extra["nat_encoder_out"]
         if enc is None:
             return torch.empty(0, dtype=torch.long)
-        t0 = self._now()
-        draft = self.block(enc, state.prefix).cpu()
-        state.charge("drafter_decoder", self._now() - t0)
+        t0 = self._now(state)
+        draft = self.block(enc, state.prefix)  # stays on the device: the loop reads it in its one transfer
+        state.charge("drafter_decoder", self._now(state) - t0)
         return draft
+
+    # ------------------------------------------------------------------ batched engine (fastdec.engine.batched)
+    def start_batch(self, states) -> None:
+        """Encode every source of a batch in one pass (charged evenly to each sentence's ``drafter_encoder``); rows
+        keep an index into the batch for :meth:`propose_batch`. Falls back to :meth:`start` per sentence with
+        fairseq's module forward or a source longer than the drafter's encoder positions."""
+        from .batched import encode_batch
+
+        if self.runner is None or any(len(s.src_list) > self.max_source_positions for s in states):
+            return super().start_batch(states)
+        t0 = self._now(states[0])
+        enc, enc_k, enc_v, enc_mask = encode_batch(self.runner, [torch.tensor(s.src_list) for s in states])
+        shared = (enc_k, enc_v, enc_mask)
+        for b, s in enumerate(states):  # the row's own encoder output too: propose() works on it alone
+            s.extra["nat_encoder_out"] = {"encoder_out": [enc["encoder_out"][0][: len(s.src_list), b:b + 1]]}
+            s.extra["nat_batch"] = (shared, b)
+        share = (self._now(states[0]) - t0) / len(states)
+        for s in states:
+            s.charge("drafter_encoder", share)
+
+    @torch.inference_mode()
+    def propose_batch(self, states) -> List[List[int]]:
+        """The next block of every row in ONE bidirectional decoder pass over ``[prefix_b, <mask> * k]`` (padded),
+        one host transfer for all rows' drafts."""
+        from .batched import bidirectional_pass
+
+        batches = {id(s.extra.get("nat_batch", (None,))[0]) for s in states}
+        if "nat_batch" not in states[0].extra or len(batches) != 1:
+            return super().propose_batch(states)
+        t0 = self._now(states[0])
+        (enc_k, enc_v, enc_mask), _ = states[0].extra["nat_batch"]
+        ks = [max(0, min(self.k, self.max_positions - len(s.prefix))) for s in states]
+        lens = [len(s.prefix) for s in states]
+        n = max(p + k for p, k in zip(lens, ks))
+        kmax = max(ks)
+        if kmax == 0:
+            return [[] for _ in states]
+        tokens = torch.tensor([s.prefix + [self.mask] * k + [self.pad] * (n - p - k)
+                               for s, p, k in zip(states, lens, ks)], dtype=torch.long)
+        idx = torch.tensor([s.extra["nat_batch"][1] for s in states], device=self.device)
+        hidden = bidirectional_pass(self.runner, tokens, [p + k for p, k in zip(lens, ks)],
+                                    enc_k.index_select(1, idx), enc_v.index_select(1, idx),
+                                    enc_mask.index_select(0, idx))
+        pos = (torch.tensor(lens, device=self.device)[:, None] + torch.arange(kmax, device=self.device)).clamp(max=n - 1)
+        h = hidden[torch.arange(len(states), device=self.device)[:, None], pos]  # [B, kmax, C]: the mask positions
+        drafts = self.runner.output_layer(h).masked_fill(self.ban, float("-inf")).argmax(-1).tolist()
+        share = (self._now(states[0]) - t0) / len(states)
+        for s in states:
+            s.charge("drafter_decoder", share)
+        return [d[:k] for d, k in zip(drafts, ks)]
 
     def __repr__(self) -> str:
         return f"NATDrafter(k={self.k}, trained_k={self.trained_k}, device={self.device}, dtype={self.dtype})"
@@ -231,7 +282,7 @@ def drafter_alone_decode(drafter: NATDrafter, src_tokens, max_len: int, *, sync_
     stats = DecodeStats(method=f"nat_k{drafter.k}", src_len=src.numel(), device=str(drafter.device))
     state = DecodeState(src_tokens=src, src_list=src.tolist(), prefix=[eos], encoder_out={}, eos=eos,
                         pad=drafter.pad, unk=drafter.model.decoder.dictionary.unk(), vocab_size=drafter.ban.numel(),
-                        max_len=max_len, time_modules=stats.time_modules)
+                        max_len=max_len, time_modules=stats.time_modules, sync_timing=sync_timing)
     reset_peak_memory(drafter.device)
     timer = ModuleTimer(stats, drafter.device, sync=sync_timing)
     timer.start()

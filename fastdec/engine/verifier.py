@@ -9,7 +9,7 @@ of fairseq; the encoder is run by fairseq itself):
 
 * the encoder runs once per sentence; the encoder-attention keys/values of every decoder layer
   are projected once per sentence (one matmul for all layers);
-* the decoder self-attention keys/values live in preallocated tensors ``[layers, heads, T, d]``;
+* the decoder self-attention keys/values live in preallocated tensors ``[layers, 1, heads, T, d]``;
   :meth:`Verifier.forward` appends ``n >= 1`` tokens (causal mask inside the block, positions
   continuing from the cached length) and :meth:`Verifier.rollback` truncates to any length by
   moving an integer;
@@ -26,7 +26,9 @@ any activation function, and the NormFormer extras (``scale_attn``, ``scale_fc``
 without encoder attention. The verifier is numerically equal to fairseq's full decoder forward
 (tested to 1e-6 in float64, see ``tests/engine/test_verifier.py``).
 
-Batch size is 1 (one sentence at a time), which is what aggressive decoding targets.
+This class decodes one sentence at a time (batch size 1, what aggressive decoding targets); its decoder forward
+(:meth:`Verifier.decoder_layers`) takes any batch size and is shared with the batched verifier of
+:mod:`fastdec.engine.batched` (per-row cache lengths and rollback).
 """
 from __future__ import annotations
 
@@ -188,11 +190,11 @@ class Verifier:
 
         # cache state
         self._cap = 0
-        self._k: Optional[Tensor] = None  # [L, H, cap, D]
+        self._k: Optional[Tensor] = None  # [L, 1, H, cap, D] (a batch of one: the shared forward's layout)
         self._v: Optional[Tensor] = None
         self._causal: Optional[Tensor] = None  # [cap, cap] bool, True = may attend
         self.length = 0
-        self.enc_k: Optional[Tensor] = None  # [L, H, S, D]
+        self.enc_k: Optional[Tensor] = None  # [L, 1, H, S, D]
         self.enc_v: Optional[Tensor] = None
         self.encoder_out: Optional[Dict[str, List[Tensor]]] = None
         self.src_tokens: Optional[Tensor] = None
@@ -267,12 +269,12 @@ class Verifier:
         if needed > self.max_positions:
             raise ValueError(f"target length {needed} exceeds the decoder's max positions {self.max_positions}")
         cap = min(self.max_positions, max(needed, 64, 2 * self._cap))
-        shape = (self.num_layers, self.num_heads, cap, self.head_dim)
+        shape = (self.num_layers, 1, self.num_heads, cap, self.head_dim)
         k = torch.empty(shape, dtype=self.dtype, device=self.device)
         v = torch.empty(shape, dtype=self.dtype, device=self.device)
         if self._k is not None and self.length > 0:
-            k[:, :, : self.length] = self._k[:, :, : self.length]
-            v[:, :, : self.length] = self._v[:, :, : self.length]
+            k[..., : self.length, :] = self._k[..., : self.length, :]
+            v[..., : self.length, :] = self._v[..., : self.length, :]
         self._k, self._v, self._cap = k, v, cap
         self._causal = torch.ones(cap, cap, dtype=torch.bool, device=self.device).tril_()
 
@@ -308,7 +310,7 @@ class Verifier:
             kv = F.linear(x, self._enc_kv_w, self._enc_kv_b)  # [S, L*2*E]
             kv = kv.view(S, self.num_layers, 2, self.num_heads, self.head_dim).permute(1, 2, 3, 0, 4)
             kv = kv.contiguous()  # [L, 2, H, S, D]
-            self.enc_k, self.enc_v = kv[:, 0], kv[:, 1]
+            self.enc_k, self.enc_v = kv[:, 0, None], kv[:, 1, None]  # [L, 1, H, S, D]
             self.encoder_out = encoder_out
         self.length = 0
 
@@ -332,34 +334,59 @@ class Verifier:
         t0 = self.length
         t1 = t0 + n
         self._ensure_capacity(t1)
-        H, D, E = self.num_heads, self.head_dim, self.embed_dim
+        k_cache, v_cache = self._k, self._v
 
+        def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [1, n, H, D] -> the cache up to t1, [1, H, t1, D]
+            kc, vc = k_cache[li], v_cache[li]
+            kc[:, :, t0:t1] = k.transpose(1, 2)
+            vc[:, :, t0:t1] = v.transpose(1, 2)
+            return kc[:, :, :t1], vc[:, :, :t1]
+
+        x = self.embed(tokens[None], self._pos_table[t0:t1] if self._pos_table is not None else None)
+        mask = self._causal[t0:t1, :t1] if n > 1 and self.causal else None
+        x = self.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, None)[0]
+        self.length = t1
+        logits = self.output_layer(x) if need_logits else None
+        return VerifierOutput(logits=logits, hidden=x)
+
+    # ------------------------------------------------------------------ the decoder forward (any batch size)
+    def embed(self, tokens: Tensor, positions: Optional[Tensor]) -> Tensor:
+        """Input embeddings ``[B, n, C]`` of ``tokens`` ``[B, n]``; ``positions`` are rows of the position table
+        (``[n, C]`` or ``[B, n, C]``), None without positional embeddings."""
         x = F.embedding(tokens, self.embed_w)
         if self.embed_scale != 1.0:
             x = x * self.embed_scale
         if self.project_in is not None:
             x = F.linear(x, self.project_in)
-        if self._pos_table is not None:
-            x = x + self._pos_table[t0:t1]
+        if positions is not None:
+            x = x + positions
         if self.ln_emb is not None:
             x = _apply_ln(x, self.ln_emb)
+        return x
 
-        mask = self._causal[t0:t1, :t1] if n > 1 and self.causal else None
+    def decoder_layers(self, x: Tensor, self_kv, self_mask: Optional[Tensor], enc_k: Tensor, enc_v: Tensor,
+                       enc_mask: Optional[Tensor]) -> Tensor:
+        """Every decoder layer over embedded inputs ``x`` ``[B, n, C]``, then the final norm / ``project_out_dim``.
+
+        ``self_kv(layer, k, v)`` stores the new keys/values ``[B, n, H, D]`` in its cache and returns the keys and
+        values to attend to, ``[B, H, T, D]``; ``self_mask`` (True = may attend) broadcasts to ``[B, H, n, T]``;
+        ``enc_k``/``enc_v`` are ``[L, B', H, S, D]`` (``B'`` is ``B`` or 1) with ``enc_mask`` broadcasting to
+        ``[B, H, n, S]``. The batch-1 :class:`Verifier` and the batched verifier
+        (:mod:`fastdec.engine.batched`) both run this one forward.
+        """
+        B, n, E = x.shape
+        H, D = self.num_heads, self.head_dim
         nb = self.normalize_before
         for li, L in enumerate(self.layers):
             # --- self attention
             residual = x
             h = _apply_ln(x, L.ln_sa) if nb else x
-            qkv = F.linear(h, L.w_qkv, L.b_qkv).view(n, 3, H, D)
-            kc, vc = self._k[li], self._v[li]
-            kc[:, t0:t1] = qkv[:, 1].transpose(0, 1)
-            vc[:, t0:t1] = qkv[:, 2].transpose(0, 1)
-            q = qkv[:, 0].transpose(0, 1)  # [H, n, D]
-            a = self._attend(q, kc[:, :t1], vc[:, :t1], mask)  # [H, n, D]
-            a = a.transpose(0, 1).reshape(n, E)
-            h = F.linear(a, L.w_o, L.b_o)
+            qkv = F.linear(h, L.w_qkv, L.b_qkv).view(B, n, 3, H, D)
+            k, v = self_kv(li, qkv[:, :, 1], qkv[:, :, 2])
+            a = self._attend(qkv[:, :, 0].transpose(1, 2), k, v, self_mask)  # [B, H, n, D]
+            h = F.linear(a.transpose(1, 2).reshape(B, n, E), L.w_o, L.b_o)
             if L.c_attn is not None:  # fairseq scales the *projected* output, viewed per head
-                h = (h.view(n, H, D) * L.c_attn.view(1, H, 1)).reshape(n, E)
+                h = (h.view(B, n, H, D) * L.c_attn.view(1, 1, H, 1)).reshape(B, n, E)
             if L.attn_ln is not None:
                 h = _apply_ln(h, L.attn_ln)
             x = residual + h
@@ -368,10 +395,9 @@ class Verifier:
             # --- encoder attention
             residual = x
             h = _apply_ln(x, L.ln_ca) if nb else x
-            q = F.linear(h, L.w_cq, L.b_cq).view(n, H, D).transpose(0, 1)
-            a = self._attend(q, self.enc_k[li], self.enc_v[li], None)
-            a = a.transpose(0, 1).reshape(n, E)
-            x = residual + F.linear(a, L.w_co, L.b_co)
+            q = F.linear(h, L.w_cq, L.b_cq).view(B, n, H, D).transpose(1, 2)
+            a = self._attend(q, enc_k[li], enc_v[li], enc_mask)
+            x = residual + F.linear(a.transpose(1, 2).reshape(B, n, E), L.w_co, L.b_co)
             if not nb:
                 x = _apply_ln(x, L.ln_ca)
             # --- feed forward
@@ -386,20 +412,18 @@ class Verifier:
             x = residual + h
             if not nb:
                 x = _apply_ln(x, L.ln_ff)
-
         if self.ln_final is not None:
             x = _apply_ln(x, self.ln_final)
         if self.project_out is not None:
             x = F.linear(x, self.project_out)
-        self.length = t1
-        logits = self.output_layer(x) if need_logits else None
-        return VerifierOutput(logits=logits, hidden=x)
+        return x
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> Tensor:
-        """Scaled dot-product attention; the 1/sqrt(d) scale is already folded into q."""
+        """Scaled dot-product attention over 4-D ``[B, H, n, D]`` inputs (the layout the fused CUDA kernels need);
+        the 1/sqrt(d) scale is already folded into q."""
         if self.use_sdpa:
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
-        s = torch.matmul(q, k.transpose(-1, -2))  # [H, n, T]
+        s = torch.matmul(q, k.transpose(-1, -2))  # [B, H, n, T]
         if mask is not None:
             s = s.masked_fill(~mask, float("-inf"))
         p = torch.softmax(s, dim=-1)
@@ -407,8 +431,11 @@ class Verifier:
 
     # ------------------------------------------------------------------ helpers
     def output_layer(self, hidden: Tensor) -> Tensor:
-        """Final features ``[n, C]`` -> vocabulary logits ``[n, V]`` (the decoder's own output layer)."""
+        """Final features ``[n, C]`` (or ``[B, n, C]``) -> vocabulary logits ``[n, V]`` (``[B, n, V]``), through the
+        decoder's own output layer."""
         if self._custom_output_layer:
+            if hidden.dim() == 3:
+                return self.decoder.output_layer(hidden)
             return self.decoder.output_layer(hidden.unsqueeze(0)).squeeze(0)
         return F.linear(hidden, self.out_w, self.out_b)
 

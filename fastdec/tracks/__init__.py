@@ -41,6 +41,7 @@ class BenchRun:
     threads: int = 1
     exclusive: bool = False             # claim every core Snakemake has, so nothing runs beside the timing
     device: str = "cpu"
+    dtype: str = "float32"              # the workflow's dtype (set for every run by bench_runs)
     max_len_a: float = 0.0
     max_len_b: int = 200
     mem_mb: int = 4000
@@ -99,6 +100,8 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     out: Dict[str, BenchRun] = {}
     for track in _enabled(config):
         out.update(getattr(track_module(track), "bench_runs", lambda c, r: {})(config, R))
+    for run in out.values():  # one precision for the whole workflow (config dtype); CPU runs stay float32
+        run.dtype = config.get("dtype", "float32") if run.device == "cuda" else "float32"
     return out
 
 

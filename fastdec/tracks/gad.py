@@ -6,6 +6,9 @@
 * ``gad/bench/valid`` (the first ``valid_sentences`` validation sentences): GAD and GAD++ (``table2``) at every
   ``block_sizes`` k, GAD++ at ``block_size`` for every ``grid`` beta x tau -> Tables 2 and 3.
 
+* ``gad/bench/batch`` (with ``batch_sizes``; the first ``batch_sentences`` test sentences): fairseq beam search,
+  fairseq greedy, engine greedy, GAD and GAD++ (``high_efficiency``) at every batch size -> Figure 7 (Ge et al.).
+
 Every drafting method names its drafter checkpoint (``:checkpoint=PATH``): ``gad/models/drafter_k<K>/model.pt`` of
 ``block_size`` K, or with ``retrain_block_sizes`` the one trained for that k. Table 8 (peak memory, a fresh process
 per method: scripts/gad_memory.py) and Table 11 (case study) have their own rules in workflow/rules/gad.smk.
@@ -23,6 +26,7 @@ from . import BenchRun, TableItem, section
 TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
           "gad_table3_beta_tau": "valid", "gad_figure4_speedup": "test", "gad_table7_modules": "test",
           "gad_table9_repetition": "test"}
+BATCH_TABLE = "gad_figure7_batch"  # with batch_sizes: a figure and its data table, both from the batch run
 
 
 def _gadpp(k, setting: dict) -> str:
@@ -49,6 +53,8 @@ class Plan:
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
         self.memory = [self.baseline, "greedy", self.gad, self.he]  # Table 8
+        self.batch_curves = [self.baseline, "fairseq:beam=1", "greedy", self.gad, self.he]  # Figure 7
+        self.batch_sizes = g.get("batch_sizes") or []
 
     def drafter(self, k) -> str:
         """The checkpoint decoding block size k: its own (``retrain_block_sizes``) or the ``block_size`` drafter."""
@@ -80,11 +86,16 @@ class Plan:
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     p, dec = Plan(config, R), config["decode"]
     out = {}
-    for split, specs in (("test", p.test), ("valid", p.valid)):
+    runs = [("test", "test", p.test), ("valid", "valid", p.valid)]
+    if p.batch_sizes:
+        from fastdec.bench.batch_curves import at_batch_sizes
+
+        runs.append(("batch", "test", at_batch_sizes(p.batch_curves, p.batch_sizes)))
+    for run, split, specs in runs:
         methods = p.methods(specs)
-        out[f"gad/bench/{split}"] = BenchRun(
+        out[f"gad/bench/{run}"] = BenchRun(
             "gad", f"{R}/models/verifier/model.pt", p.dictionary, f"{R}/data/bpe/{split}.{p.src}", methods,
-            ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{split}_sentences"],
+            ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{run}_sentences"],
             drafters=sorted({p.drafter(m.k) for m in map(parse_method, methods) if m.drafter}),
             warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"],
             max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"],
@@ -102,6 +113,10 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         out[f"gad/figures/{name}.png" if figure else f"gad/tables/{name}.csv"] = TableItem("gad", name, inputs)
     # from the config alone (the training commands fairseq would run)
     out["gad/tables/gad_table10_hyperparameters.csv"] = TableItem("gad", "gad_table10_hyperparameters", [])
+    if section(config, "gad").get("batch_sizes"):
+        inputs = [f"{R}/gad/bench/batch/summary.csv"]
+        out[f"gad/figures/{BATCH_TABLE}.png"] = TableItem("gad", BATCH_TABLE, inputs)
+        out[f"gad/tables/{BATCH_TABLE}.csv"] = TableItem("gad", BATCH_TABLE, inputs)
     return out
 
 
@@ -110,6 +125,18 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
 
     p = Plan(config, R)
     g = p.g
+    if name == BATCH_TABLE:
+        from fastdec.bench.batch_curves import batch_figure, batch_table
+
+        df = batch_table(p.run("batch"), p.batch_curves, p.batch_sizes, p.baseline, "figure7")
+        if output.endswith(".png"):
+            title = (f"{config['experiment']}: GAD (k={p.k}) and GAD++ {parse_method(p.he).label} at batch sizes "
+                     f"{p.batch_sizes}, {config['device']}, {g['threads']} thread(s)")
+            print(json.dumps(batch_figure(df, output, title=title, paper="figure7")), flush=True)
+        else:
+            df.to_csv(output, index=False)
+            print(df.drop(columns=["paper_note"]).to_string(index=False), flush=True)
+        return
     if name == "gad_figure4_speedup":
         run, beam = p.run("test"), parse_method(p.baseline)
         he = parse_method(p.he)

@@ -6,6 +6,9 @@ decoding, IAD and IAD with each draft cap of benchmark.iad_draft_caps, in one ``
 weights; rule gec_m2score writes ``m2.<label>.json`` (MaxMatch) into the run. Runs are named
 ``gec/bench/<device>-t<threads>-n<sentences|all>``: Table 1, Figure 5 and Table 2 read the run on the config's
 device with benchmark.threads, Table 12 one CPU run per benchmark.cpu_threads (an identical run is reused).
+With benchmark.batch_sizes, the run ``gec/bench/batch-<device>-t<threads>-n<batch_sentences>`` decodes with fairseq
+beam search, fairseq greedy, the engine's greedy decoding and IAD at every batch size -> Figure 6 (latency per batch;
+its data as a table).
 """
 from __future__ import annotations
 
@@ -45,6 +48,18 @@ def _runs(config: dict) -> Tuple[Spec, Dict[int, Spec]]:
     return (config["device"], gb["threads"], n), {t: ("cpu", t, cpu_n) for t in gb["cpu_threads"]}
 
 
+def batch_specs(config: dict) -> list:
+    """The Figure 6 curves (each at every benchmark.batch_sizes)."""
+    return [f"fairseq:beam={config['gec']['benchmark']['beam']}", "fairseq:beam=1", "greedy", "iad"]
+
+
+def _batch_run(config: dict) -> Optional[str]:
+    gb = config["gec"]["benchmark"]
+    if not gb.get("batch_sizes"):
+        return None
+    return f"gec/bench/batch-{config['device']}-t{gb['threads']}-n{gb.get('batch_sentences') or 'all'}"
+
+
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     gb, G = config["gec"]["benchmark"], f"{R}/gec"
     run1, cpu = _runs(config)
@@ -53,7 +68,21 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
                               exclusive=gb["exclusive"], device=s[0], max_len_a=gb["max_len_a"],
                               max_len_b=gb["max_len_b"], mem_mb=gb["mem_mb"], runtime=gb["runtime"],
                               gpus=gb["gpus"] if s[0] == "cuda" else 0)
-            for s in (run1, *cpu.values())}
+            for s in (run1, *cpu.values())} | _batch_bench_run(config, R)
+
+
+def _batch_bench_run(config: dict, R: str) -> Dict[str, BenchRun]:
+    from fastdec.bench.batch_curves import at_batch_sizes
+
+    gb, G, run = config["gec"]["benchmark"], f"{R}/gec", _batch_run(config)
+    if run is None:
+        return {}
+    return {run: BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
+                          at_batch_sizes(batch_specs(config), gb["batch_sizes"]), limit=gb.get("batch_sentences"),
+                          warmup=gb["warmup"], threads=gb["threads"], exclusive=gb["exclusive"],
+                          device=config["device"], max_len_a=gb["max_len_a"], max_len_b=gb["max_len_b"],
+                          mem_mb=gb["mem_mb"], runtime=gb["runtime"],
+                          gpus=gb["gpus"] if config["device"] == "cuda" else 0)}
 
 
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
@@ -61,7 +90,12 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     run = f"{R}/{_run(run1)}"
     per_sentence = [f"{R}/gec/bench/set.src", f"{run}/sentences.jsonl"]
     table1_inputs = [f"{run}/summary.csv"] + [f"{run}/m2.{label}.json" for label in labels(config)]
-    return {  # report order: Table 1, Table 3, Figure 5, Table 2, Table 12 (captions: workflow/report/gec_*.rst)
+    batch = _batch_run(config)
+    figure6 = {} if batch is None else {
+        "gec/figures/gec_figure6_batch.png": TableItem("gec", "gec_figure6_batch", [f"{R}/{batch}/summary.csv"]),
+        "gec/tables/gec_figure6_batch.csv": TableItem("gec", "gec_figure6_batch", [f"{R}/{batch}/summary.csv"])}
+    # report order: Table 1, Table 3, Figure 5, Table 2, Table 12, Table 11, Figure 6 (captions: workflow/report/)
+    return {
         "gec/tables/gec_table1.csv": TableItem("gec", "gec_table1", table1_inputs),
         "gec/tables/gec_table3.csv": TableItem("gec", "gec_table3", table1_inputs),
         "gec/figures/gec_figure5.png": TableItem("gec", "gec_figure5", per_sentence),
@@ -70,6 +104,7 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
                                                                        for s in cpu.values()]),
         # from the config alone (the training command fairseq would run)
         "gec/tables/gec_table11_hyperparameters.csv": TableItem("gec", "gec_table11_hyperparameters", []),
+        **figure6,
     }
 
 
@@ -90,6 +125,16 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         from fastdec.report.hyperparams import gec_table11
 
         df = gec_table11(config)
+    elif name == "gec_figure6_batch":
+        from fastdec.bench.batch_curves import batch_figure, batch_table
+
+        df = batch_table(read_run(f"{R}/{_batch_run(config)}"), batch_specs(config), gb["batch_sizes"],
+                         batch_specs(config)[0], "figure6")
+        if output.endswith(".png"):
+            title = (f"{config['experiment']}: IAD at batch sizes {gb['batch_sizes']}, {source} {gb['split']}, "
+                     f"{model_description(config)}, {config['device']}, {gb['threads']} thread(s)")
+            print(json.dumps(batch_figure(df, output, title=title, paper="figure6")), flush=True)
+            return
     elif name == "gec_table12":
         df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
                             beam=gb["beam"])

@@ -2,9 +2,11 @@
 
 * :mod:`.plan` -- :class:`Plan` (paths, the shared stages' wildcards and arguments: fetch, BPE, binarise),
   :func:`check_config` (sections, their schemas, cross-field checks), the job interpreter and conda env.
+* :mod:`.device` -- :func:`check_device` (``device`` / ``dtype`` usable here).
 * :mod:`.models` -- every trained model, for the one training rule.
 * :mod:`.gec`, :mod:`.gad`, :mod:`.blockwise` -- each track's names, paths and training specs.
 """
+from fastdec.workflow.device import check_device
 from fastdec.workflow.plan import Plan, check_config, default_conda_env, job_python
 
-__all__ = ["Plan", "check_config", "default_conda_env", "job_python"]
+__all__ = ["Plan", "check_config", "check_device", "default_conda_env", "job_python"]

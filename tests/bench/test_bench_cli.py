@@ -74,6 +74,21 @@ def test_bench_cli_batched_fairseq_repeats_and_drafter_args(tiny_checkpoint, tin
     assert methods["iad-top3-tau1"].beta == 3 and not run.row("iad-top3-tau1")["exact"]
 
 
+def test_bench_cli_batched_engine_methods_are_lossless(tiny_checkpoint, tiny_databin, tmp_path):
+    inp, n = _input(tmp_path, tiny_databin)
+    out = tmp_path / "run"
+    rc = main(_args(tiny_checkpoint, tiny_databin, inp, out, "greedy,greedy:batch=3,iad:batch=3,iad:batch=8",
+                    "--dtype", "float64", "--warmup", "1"))
+    assert rc == 0
+    run = read_run(str(out))
+    assert list(run.summary.index) == ["greedy", "greedy-bs3", "iad-bs3", "iad-bs8"]
+    for label in ("greedy-bs3", "iad-bs3", "iad-bs8"):
+        assert run.row(label)["identical_to_greedy"] == n and run.hyps(label) == run.hyps("greedy"), label
+        assert run.row(label)["ms_per_batch"] > 0
+    assert run.row("iad-bs3")["batch_size"] == 3 and run.row("iad-bs3")["speedup_vs_greedy_same_batch"] > 0
+    assert [r.id for r in run.records()["iad-bs3"]] == list(range(n))
+
+
 @pytest.mark.parametrize("methods, extra, msg", [
     ("nope", [], "unknown method"),
     ("fairseq:beam=0", [], "beam"),
@@ -89,6 +104,7 @@ def test_bench_cli_batched_fairseq_repeats_and_drafter_args(tiny_checkpoint, tin
     ("greedy", ["--ref", "refs.txt"], "--ref needs --lang"),
     ("greedy", ["--dtype", "float16"], "only supported on CUDA"),
     ("iad:bogus=1", [], "bad arguments for drafter 'iad'"),
+    ("iad:batch=0", [], "batch"),
 ])
 def test_bench_cli_bad_input_is_one_error_line(tiny_checkpoint, tiny_databin, tmp_path, capsys, methods, extra, msg):
     inp, _ = _input(tmp_path, tiny_databin, ["w1 w2"])

@@ -13,7 +13,8 @@ from fastdec.bench.results import SUMMARY_COLUMNS, Record, read_run, summarize, 
     ("greedy", "greedy"), ("iad", "iad"), ("iad:max_draft_len=16", "iad-draft16"), ("gad:k=10", "gad-k10"),
     ("gad:k=10:beta=3:tau=1", "gad-k10-top3-tau1"), ("gad:k=25:beta=5:tau=1.5", "gad-k25-top5-tau1.5"),
     ("nat:k=10", "nat-k10"), ("blockwise:k=8:topk=2:min_block=2:precision=int8", "blockwise-k8-top2-min2-int8"),
-    ("iad:label=mine", "mine"),
+    ("iad:label=mine", "mine"), ("iad:batch=8", "iad-bs8"), ("gad:k=10:beta=3:tau=1:batch=4", "gad-k10-top3-tau1-bs4"),
+    ("greedy:batch=32", "greedy-bs32"), ("blockwise:k=4:batch=2", "blockwise-k4-bs2"), ("greedy:batch=1", "greedy"),
 ])
 def test_labels_and_round_trip(text, label):
     m = parse_method(text)
@@ -34,7 +35,8 @@ def test_exactness_and_drafter_args():
     ("beam", "unknown method"), ("fairseq:beam=0", "beam"), ("fairseq:k=3", "only beam and batch"),
     ("gad", "needs a block size"), ("gad:k=0", "k must be"), ("gad:k=4:tau=-1", "tau"),
     ("greedy:k=3", "greedy takes no"), ("nat:k=4:beta=3", "no acceptance"), ("blockwise:k=4:min_block=5", "min_block"),
-    ("gad:k=4:beta=2:topk=2", "give one"), ("blockwise:k=4:precision=fp8", "precision"), ("iad:beta", "KEY=VALUE"),
+    ("gad:k=4:beta=2:topk=2", "give one"), ("nat:k=4:batch=2", "no batch option"), ("iad:batch=0", "batch"),
+    ("greedy:batch=two", "batch"), ("blockwise:k=4:precision=fp8", "precision"), ("iad:beta", "KEY=VALUE"),
 ])
 def test_bad_methods_name_the_problem(text, words):
     with pytest.raises(ValueError, match=words):
@@ -123,3 +125,18 @@ def test_old_results_directory_says_what_to_do(tmp_path):
     pd.DataFrame({"system": ["at_b5"], "speed_vs_at_b5": [1.0]}).to_csv(tmp_path / "summary.csv", index=False)
     with pytest.raises(ValueError, match="older fastdec.*rerun snakemake"):
         read_run(str(tmp_path))
+
+
+def test_batched_rows_latency_per_batch_and_same_batch_speedup():
+    methods = parse_methods("greedy,greedy:batch=2,iad:batch=2,fairseq:beam=5:batch=2")
+    g = [[5, 2], [6, 2], [7, 2]]
+    records = {m.label: [_rec(m.label, i, t, time, 2) for i, t in enumerate(g)]
+               for m, time in zip(methods, (0.3, 0.1, 0.05, 0.2))}
+    df = summarize(methods, records).set_index("label")
+    # 3 sentences at batch 2 are 2 batches: greedy-bs2 took 0.3 s in all, 150 ms per batch
+    assert df.loc["greedy-bs2", "ms_per_batch"] == pytest.approx(150.0)
+    assert df.loc["greedy", "ms_per_batch"] == pytest.approx(300.0)
+    assert df.loc["iad-bs2", "speedup_vs_greedy_same_batch"] == pytest.approx(2.0)
+    assert df.loc["iad-bs2", "speedup_vs_greedy"] == pytest.approx(6.0)
+    assert df.loc["greedy-bs2", "batch_size"] == 2 and df.loc["iad-bs2", "identical_to_greedy"] == 3
+    assert df.loc["greedy", "speedup_vs_greedy_same_batch"] == pytest.approx(1.0)

@@ -182,6 +182,15 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
                                      "gad-k4-top5-tau3"]
     assert (tmp_path / R / "gad/figures/gad_figure4_speedup.png").stat().st_size > 1000
     assert (tmp_path / R / "gad/figures/gad_figure1_bleu_speedup.png").stat().st_size > 1000
+    # Figure 7 (the smoke config's batch sizes 1, 2, 4): batched GAD on the real checkpoints stays lossless
+    f7 = pd.read_csv(f"{R}/gad/tables/gad_figure7_batch.csv").set_index(["method", "batch_size"])
+    assert sorted(f7.index) == sorted((m, b) for m in ("fairseq-beam5", "fairseq-greedy", "greedy", "gad-k4",
+                                                       "gad-k4-top5-tau3") for b in (1, 2, 4))
+    for m in ("greedy", "gad-k4"):
+        assert (f7.loc[m, "identical_to_greedy_pct"] == 100.0).all(), m
+    assert (f7["ms_per_batch"] > 0).all() and (tmp_path / R / "gad/figures/gad_figure7_batch.png").stat().st_size > 1000
+    batch = read_run(f"{R}/gad/bench/batch").summary
+    assert batch.loc["gad-k4-bs4", "batch_size"] == 4 and batch.loc["gad-k4-bs4", "time_drafter_decoder_s"] > 0
 
 
 def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, capsys):

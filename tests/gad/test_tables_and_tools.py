@@ -186,12 +186,20 @@ def test_track_runs_drafters_and_items():
     assert valid.drafters == ["r/gad/models/drafter_k10/model.pt", "r/gad/models/drafter_k4/model.pt"]
     assert parse_method(valid.methods[3]).drafter_args["checkpoint"] == "r/gad/models/drafter_k4/model.pt"
     items = gad.table_items(cfg, "r")
+    batch = ["gad/figures/gad_figure7_batch.png", "gad/tables/gad_figure7_batch.csv"] if cfg["gad"]["batch_sizes"] else []
     assert list(items) == ["gad/tables/gad_table1.csv", "gad/figures/gad_figure1_bleu_speedup.png",
                            "gad/tables/gad_table2_block_size.csv",
                            "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
                            "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv",
-                           "gad/tables/gad_table10_hyperparameters.csv"]
+                           "gad/tables/gad_table10_hyperparameters.csv", *batch]
     assert items["gad/figures/gad_figure4_speedup.png"].inputs[-1] == "r/gad/bench/test/sentences.jsonl"
+    cfg["gad"].update(batch_sizes=[1, 8], batch_sentences=16)
+    run = gad.bench_runs(cfg, "r")["gad/bench/batch"]
+    assert [parse_method(m).label for m in run.methods] == [
+        "fairseq-beam5", "fairseq-greedy", "greedy", "gad-k10", "gad-k10-top5-tau3", "fairseq-beam5-bs8",
+        "fairseq-greedy-bs8", "greedy-bs8", "gad-k10-bs8", "gad-k10-top5-tau3-bs8"]
+    assert run.limit == 16 and run.src == "r/data/bpe/test.en" and run.drafters == ["r/gad/models/drafter_k10/model.pt"]
+    assert gad.table_items(cfg, "r")["gad/tables/gad_figure7_batch.csv"].inputs == ["r/gad/bench/batch/summary.csv"]
 
 
 @pytest.mark.parametrize("mutate,words", [

@@ -67,7 +67,8 @@ ACCEPTED = {"iad": [[4], [2], [0, 2], [3]], "iad-draft2": [[2, 0], [2], [0, 2], 
 def gec_config(**benchmark):
     cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     g = copy.deepcopy(cfg["gec"])
-    g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], **benchmark})
+    g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [],
+                           **benchmark})
     validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
     return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
 
@@ -123,6 +124,16 @@ def test_bench_runs_and_table_items(results):
     assert not missing  # the synthetic results directory holds exactly what the tables read
     with pytest.raises(ValueError, match="beam must be >= 2"):
         gec.bench_runs(gec_config(beam=1), "R")
+
+
+def test_batch_run_and_figure6_items():
+    cfg = gec_config(batch_sizes=[1, 4], batch_sentences=6)
+    run = gec.bench_runs(cfg, "R")["gec/bench/batch-cpu-t1-n6"]
+    assert run.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad", "fairseq:beam=5:batch=4",
+                           "fairseq:beam=1:batch=4", "greedy:batch=4", "iad:batch=4"] and run.limit == 6
+    items = gec.table_items(cfg, "R")
+    assert items["gec/figures/gec_figure6_batch.png"].inputs == ["R/gec/bench/batch-cpu-t1-n6/summary.csv"]
+    assert items["gec/tables/gec_figure6_batch.csv"].name == "gec_figure6_batch"
 
 
 def tables_cli(cfg, results, name, output):

@@ -75,11 +75,13 @@ def test_gec_track_dry_run_jobs(tmp_path):
     r = dry_run(tmp_path, cfg)
     assert r.returncode == 0, r.stderr[-3000:]
     out = r.stdout
-    # Table 1's run (1 thread) is reused by Table 12: two benchmark jobs, one M2 score per system
-    # (beam 5, fairseq greedy, engine greedy, IAD, and IAD with the smoke config's draft cap of 4)
-    assert out.count("rule bench:") == 2 and out.count("rule gec_m2score:") == 5
+    # Table 1's run (1 thread) is reused by Table 12: two benchmark jobs and the batched run of Figure 6, one M2
+    # score per system (beam 5, fairseq greedy, engine greedy, IAD, and IAD with the smoke config's draft cap of 4)
+    assert out.count("rule bench:") == 3 and out.count("rule gec_m2score:") == 5
     assert "gec/bench/cpu-t1-n50/m2.iad-draft4.json" in out and "gec/bench/cpu-t2-n50/summary.csv" in out
-    for f in ("gec_table1.csv", "gec_figure5.png", "gec_table2.csv", "gec_table12.csv"):
+    assert "gec/bench/batch-cpu-t1-n8/summary.csv" in out and "iad:batch=4" in out
+    for f in ("gec_table1.csv", "gec_figure5.png", "gec_table2.csv", "gec_table12.csv", "gec_figure6_batch.png",
+              "gec_figure6_batch.csv"):
         assert f in out
 
 

@@ -55,3 +55,26 @@ class NoisyOracleDrafter(Drafter):
         k = self.rng.randint(0, self.max_tokens)
         return [self.rng.randrange(self.low, self.vocab_size) if self.rng.random() < self.noise else t
                 for t in self.reference[j: j + k]]
+
+
+class PerSourceDrafter(Drafter):
+    """One drafter serving a batch: row by row, a child drafter per distinct source, ``make(src_list)`` building it
+    (e.g. a noisy oracle of that sentence's own greedy output). Rows of the same source share their child."""
+
+    name = "per-source"
+
+    def __init__(self, make):
+        self.make = make
+        self.children = {}
+
+    def child(self, state):
+        key = tuple(state.src_list)
+        if key not in self.children:
+            self.children[key] = self.make(state.src_list)
+        return self.children[key]
+
+    def start(self, state):
+        self.child(state).start(state)
+
+    def propose(self, state):
+        return self.child(state).propose(state)

@@ -44,7 +44,8 @@ rule bench:
         "$PY -m fastdec bench --checkpoint {input.checkpoint} --data-bin {params.data_bin} --input {input.src} "
         "{params.ref} --methods '{params.methods}' {params.limit} --warmup {params.run.warmup} "
         "--repeats {params.run.repeats} --max-len-a {params.run.max_len_a} --max-len-b {params.run.max_len_b} "
-        "--device {params.run.device} --threads {params.run.threads} --out-dir {params.out} > {log} 2>&1"
+        "--device {params.run.device} --dtype {params.run.dtype} --threads {params.run.threads} --out-dir {params.out} "
+        "> {log} 2>&1"
 
 
 rule table:

@@ -16,6 +16,7 @@ rule train:
         data=MODELS.data,
         save_dir=f"{R}/{{track}}models/{{name}}/checkpoints",
         device=config["device"],
+        dtype=config["dtype"],
         flags=MODELS.flags,
     wildcard_constraints:
         track=MODELS.track_regex(),
@@ -33,5 +34,5 @@ rule train:
     priority: MODELS.priority
     shell:
         "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
-        "--model-out {output.model} --summary {output.summary} --device {params.device} "
+        "--model-out {output.model} --summary {output.summary} --device {params.device} --dtype {params.dtype} "
         "--threads {threads} {params.flags} >> {log} 2>&1"

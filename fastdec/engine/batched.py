@@ -1,0 +1,356 @@
+"""Batched draft -> verify -> accept decoding: B sentences at once, each row with its own KV-cache length.
+
+The batch-1 loop (:mod:`fastdec.engine.loop`) is the reference; this module runs the same iteration for B rows:
+
+1. **draft**   -- every active row drafts from its own :class:`~fastdec.engine.loop.DecodeState` (the drafters of
+   the batch-1 loop, unchanged; :meth:`Drafter.propose_batch` lets a drafter serve all rows in one call);
+2. **verify**  -- ONE decoder pass over ``[o_j] + draft`` of every row, right-padded to the longest
+   (``[B, n]``); row ``b``'s tokens sit at positions ``len_b .. len_b + n - 1`` of its own cache, so its
+   attention mask admits keys ``t <= len_b + i`` only (padding tokens and stale cache entries of earlier rejected
+   drafts are never seen by a real token);
+3. **accept**  -- each row accepts its own prefix ``a_b`` with the batch-1 acceptance rules and appends the
+   verifier's token at its bifurcation;
+4. **roll back** -- row ``b``'s cache length becomes ``j_b + 1 + a_b``: an integer per row; entries beyond it are
+   overwritten by the row's next pass.
+
+Rows that emit EOS leave the batch at once (their cache rows are dropped), so a long sentence never makes the
+finished ones compute, and a short one never waits. With exact acceptance (IAD, GAD with beta = 1, exact Blockwise,
+greedy) every row's output equals its own batch-1 greedy output: the property tests check it at B in
+{1, 2, 7, 32} (tests/engine/test_batched.py). Half-precision batched outputs may differ from batch-1 ones where the
+padded matmuls round differently at a near-tie (measured and reported by the benchmark, not assumed).
+
+The decoder forward is the batch-1 :class:`~fastdec.engine.verifier.Verifier`'s own
+(:meth:`Verifier.decoder_layers` on its weights); this module only manages per-row caches, masks and positions.
+Timing: one clock per batch (CUDA-synced when ``sync_timing``); each sentence is charged its batch's time divided
+by the batch size, like fairseq's batched baseline (``fastdec.engine.fairseq_baseline``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .acceptance import AcceptanceRule, accept_top1, leading_true
+from .drafters import Drafter, check_same_device
+from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, draft_verify_accept, truncate_draft,
+                   vocab_log_probs)
+from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
+from .verifier import Verifier
+
+__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size", "encode_batch",
+           "bidirectional_pass"]
+
+_LAZY_FIRST_CHUNK = 8
+
+
+def check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int >= 1, else a ``ValueError`` naming the setting."""
+    if isinstance(batch_size, float) and batch_size.is_integer():
+        batch_size = int(batch_size)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
+    return batch_size
+
+
+def encode_batch(ver: Verifier, sources: Sequence[Tensor]):
+    """Encode ``sources`` as one right-padded batch with ``ver``'s fairseq encoder: ``(encoder_out, enc_k, enc_v,
+    enc_mask)``, the encoder-attention keys/values of every decoder layer ``[L, B, H, S, D]`` and the key mask
+    ``[B, 1, 1, S]`` (True = a real source token)."""
+    if not sources:
+        raise ValueError("a batch needs at least one source sentence")
+    for s in sources:
+        ver.check_source(s)
+    dev = ver.device
+    B, S = len(sources), max(int(s.numel()) for s in sources)
+    src = torch.full((B, S), ver.pad, dtype=torch.long)
+    for b, s in enumerate(sources):
+        src[b, : s.numel()] = s
+    lengths = torch.tensor([int(s.numel()) for s in sources], device=dev)
+    enc = ver.encoder(src.to(dev), src_lengths=lengths)
+    x = enc["encoder_out"][0]  # [S, B, C_enc]
+    kv = F.linear(x, ver._enc_kv_w, ver._enc_kv_b)
+    kv = kv.view(S, B, ver.num_layers, 2, ver.num_heads, ver.head_dim).permute(2, 3, 1, 4, 0, 5).contiguous()
+    mask = (torch.arange(S, device=dev)[None, :] < lengths[:, None])[:, None, None, :]
+    return enc, kv[:, 0], kv[:, 1], mask
+
+
+@torch.inference_mode()
+def bidirectional_pass(ver: Verifier, tokens: Tensor, n_valid: Sequence[int], enc_k: Tensor, enc_v: Tensor,
+                       enc_mask: Tensor) -> Tensor:
+    """A cache-free decoder pass over ``tokens`` ``[B, n]`` from position 0, every real token attending to all real
+    tokens of its row (the first ``n_valid[b]``): the batched form of GAD's NAT drafter (``Verifier(causal=False)``
+    after ``restart``). Returns the final features ``[B, n, C]``."""
+    dev = ver.device
+    n = tokens.size(1)
+    keys = (torch.arange(n, device=dev)[None, :] < torch.tensor(list(n_valid), device=dev)[:, None])[:, None, None, :]
+
+    def self_kv(li: int, k: Tensor, v: Tensor):  # nothing cached: the whole input is fed every time
+        return k.transpose(1, 2), v.transpose(1, 2)
+
+    x = ver.embed(tokens.to(dev), ver._pos_table[:n] if ver._pos_table is not None else None)
+    return ver.decoder_layers(x, self_kv, keys, enc_k, enc_v, enc_mask)
+
+
+class BatchedVerifier:
+    """Per-row rollback-able KV caches over the weights of a batch-1 :class:`Verifier` (nothing is copied).
+
+    ``start(sources)`` encodes B sources; ``forward(tokens, n_valid)`` feeds ``tokens`` ``[B, n]`` (row ``b``'s
+    first ``n_valid[b]`` are real) at each row's own positions and returns the final features ``[B, n, C]``;
+    ``lengths[b] = m`` rolls row ``b`` back; ``keep(rows)`` drops the other rows.
+    """
+
+    def __init__(self, verifier: Verifier):
+        self.ver = verifier
+        self.device, self.dtype = verifier.device, verifier.dtype
+        self.lengths: List[int] = []
+        self._k: Optional[Tensor] = None  # [L, B, H, cap, D]
+        self._v: Optional[Tensor] = None
+        self._cap = 0
+        self._causal: Optional[Tensor] = None  # [cap, cap] bool, True = may attend
+        self.enc_k: Optional[Tensor] = None  # [L, B, H, S, D]
+        self.enc_v: Optional[Tensor] = None
+        self.enc_mask: Optional[Tensor] = None  # [B, 1, 1, S], True = a real source token
+        self.encoder_out: Optional[Dict[str, List[Tensor]]] = None
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.lengths)
+
+    @torch.inference_mode()
+    def start(self, sources: Sequence[Tensor]) -> Dict[str, List[Tensor]]:
+        """Encode ``sources`` (1-D LongTensors ending with EOS) as one right-padded batch; empty the caches."""
+        self.encoder_out, self.enc_k, self.enc_v, self.enc_mask = encode_batch(self.ver, sources)
+        self.lengths = [0] * len(sources)
+        self._k = self._v = None
+        self._cap = 0
+        return self.encoder_out
+
+    def row_encoder_out(self, b: int, src_len: int) -> Dict[str, List[Tensor]]:
+        """Row ``b`` of the encoder output as the batch-1 verifier gives it (``encoder_out``: ``[S_b, 1, C]``)."""
+        return {"encoder_out": [self.encoder_out["encoder_out"][0][:src_len, b:b + 1]],
+                "encoder_padding_mask": [], "src_lengths": []}
+
+    def _ensure_capacity(self, needed: int) -> None:
+        if needed <= self._cap:
+            return
+        ver = self.ver
+        # may exceed the decoder's positions by a padded draft's width (a short row padded to a long row's draft)
+        cap = max(needed, 64, 2 * self._cap)
+        shape = (ver.num_layers, self.batch_size, ver.num_heads, cap, ver.head_dim)
+        # zeros, not empty: a row attends over the batch's width T, and a masked key still multiplies its value by 0
+        # (0 * NaN garbage would be NaN)
+        k = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        v = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        if self._k is not None:
+            k[:, :, :, : self._cap] = self._k
+            v[:, :, :, : self._cap] = self._v
+        self._k, self._v, self._cap = k, v, cap
+        self._causal = torch.ones(cap, cap, dtype=torch.bool, device=self.device).tril_()
+
+    def keep(self, rows: Sequence[int]) -> None:
+        """Keep only ``rows`` (indices into the current batch, in this order): finished sentences leave."""
+        idx = torch.tensor(list(rows), dtype=torch.long, device=self.device)
+        self.lengths = [self.lengths[r] for r in rows]
+        self.enc_k, self.enc_v = self.enc_k.index_select(1, idx), self.enc_v.index_select(1, idx)
+        self.enc_mask = self.enc_mask.index_select(0, idx)
+        if self._k is not None:
+            self._k, self._v = self._k.index_select(1, idx), self._v.index_select(1, idx)
+
+    @torch.inference_mode()
+    def forward(self, tokens: Tensor, n_valid: Sequence[int]) -> Tensor:
+        """Feed ``tokens`` ``[B, n]`` at positions ``lengths[b] ..``; every row's cache grows by ``n_valid[b]``."""
+        ver = self.ver
+        B, n = tokens.shape
+        if B != self.batch_size or len(n_valid) != B:
+            raise ValueError(f"{B} token rows / {len(n_valid)} lengths for a batch of {self.batch_size}")
+        t0 = self.lengths[0]
+        uniform = all(m == t0 for m in self.lengths)  # e.g. every greedy step: the batch-1 slicing, no gathers
+        T = (t0 if uniform else max(self.lengths)) + n
+        self._ensure_capacity(T)
+        k_cache, v_cache, table = self._k, self._v, ver._pos_table
+        if uniform:
+            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D] at positions t0 .. T - 1 of every row
+                kc, vc = k_cache[li], v_cache[li]
+                kc[:, :, t0:T] = k.transpose(1, 2)
+                vc[:, :, t0:T] = v.transpose(1, 2)
+                return kc[:, :, :T], vc[:, :, :T]
+
+            positions = table[t0:T] if table is not None else None
+            mask = self._causal[t0:T, :T] if n > 1 else None  # rows of equal length: T <= max positions
+        else:
+            start = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
+            pos = start[:, None] + torch.arange(n, device=self.device)[None, :]  # [B, n] absolute positions
+            rows = torch.arange(B, device=self.device)[:, None]
+
+            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D], written at each row's own positions
+                kc, vc = k_cache[li], v_cache[li]
+                kc[rows, :, pos] = k
+                vc[rows, :, pos] = v
+                return kc[:, :, :T], vc[:, :, :T]
+
+            # a padding position past the decoder's last position reuses it: its output is never read
+            positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
+            mask = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
+        x = ver.embed(tokens.to(self.device), positions)
+        hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask)
+        self.lengths = [m + int(c) for m, c in zip(self.lengths, n_valid)]
+        return hidden
+
+
+def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: List[int], max_lens: List[int],
+                unk_penalty: float, lazy: bool) -> List[List[int]]:
+    """The verifier's masked argmax of every row, up to its first mismatch with its draft (at least row 0).
+
+    Projects the rows of all undecided sentences chunk by chunk (8, 16, 32 ... positions; one host transfer per
+    chunk) on CPU, everything in one chunk on CUDA -- like the batch-1 exact rule."""
+    eos = ver.eos
+    top1: List[List[int]] = [[] for _ in drafts]
+    open_rows = list(range(len(drafts)))
+    start, size = 0, (_LAZY_FIRST_CHUNK if lazy else hidden.size(1))
+    while open_rows:
+        end = min(hidden.size(1), start + size)
+        idx = open_rows if len(open_rows) == hidden.size(0) else torch.tensor(open_rows, device=hidden.device)
+        h = hidden[:, start:end] if isinstance(idx, list) else hidden.index_select(0, idx)[:, start:end]
+        lp = vocab_log_probs(ver, h, unk_penalty)
+        for r, b in enumerate(open_rows):
+            constrain_steps(lp[r], steps[b] + start, max_lens[b], eos)
+        best = lp.argmax(dim=-1).tolist()
+        still = []
+        for r, b in enumerate(open_rows):
+            k = len(drafts[b])
+            row = best[r][: k + 1 - start]
+            top1[b] += row
+            if leading_true(d == t for d, t in zip(drafts[b][start:end], row)) == min(end, k) - start and end <= k:
+                still.append(b)
+        open_rows, start, size = still, end, size * 2
+    return top1
+
+
+def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
+                 accept: AcceptanceRule = accept_top1, *, max_len_a: float = 0.0, max_len_b: int = 200,
+                 max_draft_len: Optional[int] = None, unk_penalty: float = 0.0, sync_timing: bool = True,
+                 method: str = "", ids: Optional[Sequence[int]] = None) -> List[DecodeResult]:
+    """Decode ``sources`` as ONE batch (see the module docstring); results in the order of ``sources``.
+
+    Same arguments and output contract as :func:`~fastdec.engine.loop.draft_verify_accept`, per sentence.
+    """
+    if max_draft_len is not None and (isinstance(max_draft_len, bool) or int(max_draft_len) < 0):
+        raise ValueError(f"max_draft_len must be >= 0, got {max_draft_len!r}")
+    ver = bver.ver
+    sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
+    ids = list(ids) if ids is not None else list(range(len(sources)))
+    dev, eos, pad, V = ver.device, ver.eos, ver.pad, ver.vocab_size
+    if drafter is not None:
+        drafter.check_acceptance(accept)
+        check_same_device(drafter, dev)
+    max_lens = [compute_max_len(s.numel(), max_len_a, max_len_b, ver.max_positions) for s in sources]
+    cap_draft = math.inf if max_draft_len is None else int(max_draft_len)
+    B = len(sources)
+    batch = DecodeStats(method=method or accept.name, device=str(dev))
+    stats = [DecodeStats(id=i, method=batch.method, src_len=s.numel(), device=str(dev)) for i, s in zip(ids, sources)]
+    exact = accept.exact_prefix and accept.min_block_size == 1
+    lazy = dev.type == "cpu"
+    reset_peak_memory(dev)
+    timer = ModuleTimer(batch, dev, sync=sync_timing)
+    timer.start()
+    with torch.inference_mode():
+        bver.start(sources)
+        states = [DecodeState(
+            src_tokens=s.to(dev), src_list=s.tolist(), prefix=[eos], encoder_out=bver.row_encoder_out(b, s.numel()),
+            eos=eos, pad=pad, unk=ver.unk, vocab_size=V, max_len=max_lens[b], time_modules=stats[b].time_modules,
+            sync_timing=sync_timing) for b, s in enumerate(sources)]
+        timer.lap("encoder")
+        if drafter is not None:
+            drafter.start_batch(states)
+        timer.lap("drafter")
+        active = list(range(B))  # sentence index of each batch row
+        while active:
+            act = [states[b] for b in active]
+            js = [len(st.prefix) - 1 for st in act]
+            for st, j in zip(act, js):
+                st.max_draft = int(min(st.max_len - j, cap_draft))
+            drafts: List[List[int]] = [[] for _ in act]
+            if drafter is not None:
+                want = [r for r, st in enumerate(act) if st.max_draft > 0]
+                if want:
+                    proposals = drafter.propose_batch([act[r] for r in want])
+                    for r, p in zip(want, proposals):
+                        drafts[r] = truncate_draft(p, act[r].max_draft, eos, pad, V)
+                timer.lap("drafter")
+            n = 1 + max(len(d) for d in drafts)
+            tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
+                                  dtype=torch.long)
+            hidden = bver.forward(tokens, [len(d) + 1 for d in drafts])
+            ml = [st.max_len for st in act]
+            if exact:
+                top1s = _exact_top1(ver, hidden, drafts, js, ml, unk_penalty, lazy)
+                decided = [(leading_true(d == t for d, t in zip(dr, t1)), t1, None) for dr, t1 in zip(drafts, top1s)]
+            else:
+                lp_all = vocab_log_probs(ver, hidden, unk_penalty)
+                decided = []
+                for r, dr in enumerate(drafts):
+                    lp = constrain_steps(lp_all[r, : len(dr) + 1], js[r], ml[r], eos)
+                    decided.append(accept.accept_from_hidden(dr, lambda s, e, lp=lp: lp[s:e]))
+            keep = []
+            for r, (st, dr, (a, top1, lp)) in enumerate(zip(act, drafts, decided)):
+                k = len(dr)
+                if a < 0 or a > k:
+                    raise RuntimeError(f"acceptance rule returned {a} for a draft of {k} tokens")
+                new = dr[:a] + [top1[a]]
+                finished = False
+                for i, t in enumerate(new):
+                    if t == eos:
+                        new, finished = new[: i + 1], True
+                        break
+                st.prefix.extend(new)
+                bver.lengths[r] = js[r] + 1 + a  # this row's rollback
+                st.iteration += 1
+                st.hidden, st.last_row = hidden[r, : k + 1], a
+                st.last_log_probs = None if lp is None else lp[a]
+                st.last_drafted, st.last_accepted = k, a
+                s = stats[active[r]]
+                s.drafted.append(k)
+                s.accepted.append(a)
+                if not finished:
+                    keep.append(r)
+            if len(keep) < len(active):
+                active = [active[r] for r in keep]
+                if active:
+                    bver.keep(keep)
+            timer.lap("verifier")
+        timer.stop()
+    mem = peak_memory_mb(dev)
+    results = []
+    for st, s in zip(states, stats):  # each sentence is charged its share of the batch's time
+        s.iterations, s.out_len = st.iteration, len(st.prefix) - 1
+        for attr in ("time", "time_encoder", "time_drafter", "time_verifier", "time_other"):
+            setattr(s, attr, getattr(batch, attr) / B)
+        s.peak_mem_mb = mem
+        results.append(DecodeResult(tokens=st.prefix[1:], stats=s, eos=eos))
+    return results
+
+
+def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Drafter] = None,
+                   accept: AcceptanceRule = accept_top1, *, batch_size: int = 8, sort_by_length: bool = True,
+                   **kwargs) -> List[DecodeResult]:
+    """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
+    ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`.
+    A batch of one sentence runs the batch-1 loop (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
+    batch_size = check_batch_size(batch_size)
+    sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
+    order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
+        list(range(len(sources)))
+    bver = BatchedVerifier(verifier)
+    results: List[Optional[DecodeResult]] = [None] * len(sources)
+    for i in range(0, len(order), batch_size):
+        ids = order[i: i + batch_size]
+        if len(ids) == 1:  # a batch of one is the batch-1 loop itself (no padding, masks or gathers to pay for)
+            results[ids[0]] = draft_verify_accept(verifier, sources[ids[0]], drafter, accept, sent_id=ids[0],
+                                                  **kwargs)
+            continue
+        for j, r in zip(ids, decode_batch(bver, [sources[j] for j in ids], drafter, accept, ids=ids, **kwargs)):
+            results[j] = r
+    return results  # type: ignore[return-value]

@@ -1,0 +1,152 @@
+"""The CUDA path as far as a CPU machine can take it: device/dtype checks naming the config key, mixed devices, the
+fp16 training flags, the wheelhouse listing, and scripts/gpu_run.sh's argument handling and dry run (snakemake -n
+on config/demo_gpu.yaml and the docs/GPU.md row it would append). Nothing here runs a GPU."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from fastdec.workflow.device import check_device
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+
+
+def test_check_device_names_the_key():
+    with pytest.raises(ValueError, match="dtype: float16 needs device: cuda"):
+        check_device({"device": "cpu", "dtype": "float16"}, local_run=False)
+    with pytest.raises(ValueError, match="config device: cuda, but torch"):
+        check_device({"device": "cuda"}, local_run=True, cuda_available=False)
+    check_device({"device": "cuda", "dtype": "bfloat16"}, local_run=False)  # a dry run / cluster submission plans
+    check_device({"device": "cuda", "dtype": "float16"}, local_run=True, cuda_available=True)
+    check_device({"device": "cpu"}, local_run=True)
+
+
+def test_fp16_on_cpu_config_stops_before_any_job(tmp_path):
+    cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    cfg["dtype"] = "float16"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-n", "--cores", "1", "-s",
+                        str(REPO / "Snakefile"), "--directory", str(REPO), "--configfile", str(path)],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    assert r.returncode != 0 and "dtype: float16 needs device: cuda" in r.stdout + r.stderr
+
+
+def test_mixed_devices_are_refused():
+    from fastdec.engine import Verifier, draft_verify_accept
+    from fastdec.engine.batched import decode_batched
+    from fastdec.engine.profile import build_random_transformer
+    from helpers.drafters import FixedTokensDrafter
+
+    model, d, _ = build_random_transformer(seed=1, dtype=torch.float64, max_positions=32)
+    ver = Verifier(model)
+    drafter = FixedTokensDrafter([[5, 6]])
+    drafter.device = torch.device("cuda", 0)
+    src = torch.tensor([5, 6, d.eos()])
+    with pytest.raises(ValueError, match="mixed devices: the fixed drafter is on cuda:0 but the verifier on cpu"):
+        draft_verify_accept(ver, src, drafter)
+    with pytest.raises(ValueError, match="mixed devices"):
+        decode_batched(ver, [src, src], drafter, batch_size=2)
+    drafter.device = torch.device("cpu")
+    assert draft_verify_accept(ver, src, drafter, max_len_b=4).tokens[-1] == d.eos()
+
+
+def test_training_precision_flags():
+    from fastdec.train import fairseq_train_command
+
+    spec = {"arch": "transformer", "max_update": 10, "lr": 0.001, "warmup_updates": 1, "max_tokens": 100}
+    assert "--fp16" in fairseq_train_command(spec, "bin", "ckpt", device="cuda", dtype="float16")
+    assert "--bf16" in fairseq_train_command(spec, "bin", "ckpt", device="cuda", dtype="bfloat16")
+    fp32 = fairseq_train_command(spec, "bin", "ckpt", device="cuda")
+    assert "--fp16" not in fp32 and "--bf16" not in fp32 and "--cpu" not in fp32
+    with pytest.raises(ValueError, match="needs device cuda"):
+        fairseq_train_command(spec, "bin", "ckpt", device="cpu", dtype="float16")
+
+
+def test_wheelhouse_listing_is_the_tested_environment_without_torch():
+    r = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--out", "wh"], cwd=REPO,
+                       capture_output=True, text=True, env=ENV, timeout=120)
+    assert r.returncode == 0, r.stderr
+    pins = {line.split("==")[0]: line.split("==")[1] for line in r.stdout.splitlines() if "==" in line
+            and " " not in line}
+    assert "torch" not in pins and "torchaudio" not in pins and not any(p.startswith("nvidia") for p in pins)
+    for f in ("requirements.txt", "requirements-build.txt"):  # every pin of envs/ at its pinned version
+        for line in (REPO / "envs" / f).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if line:
+                name, version = line.split("==")
+                assert pins.get(name.lower().replace("_", "-")) == version, line
+    fairseq = [line for line in r.stdout.splitlines() if "fairseq-fixed==" in line and "pip" in line]
+    assert fairseq and "--no-binary :all: --no-build-isolation" in fairseq[0] and "--only-binary" not in fairseq[0]
+    assert "--python-version 3.12" in r.stdout and "--abi cp312" in r.stdout
+    bad = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--python-version", "twelve"],
+                         cwd=REPO, capture_output=True, text=True, env=ENV)
+    assert bad.returncode != 0 and "--python-version" in bad.stderr
+
+
+def _gpu_run(*args, cwd=REPO):
+    return subprocess.run(["bash", str(REPO / "scripts/gpu_run.sh"), *args], cwd=cwd, capture_output=True,
+                          text=True, env=ENV, timeout=300)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--part", "some"], "--part must be bench or all"),
+    (["--dtype", "fp8"], "--dtype must be"),
+    (["--cores", "0"], "--cores must be"),
+    (["--config", "nope.yaml"], "config file nope.yaml not found"),
+    (["--wheelhouse", "/nonexistent"], "make gpu-wheels"),
+    (["--frobnicate"], "unknown option --frobnicate"),
+    (["--config"], "--config needs a value"),
+])
+def test_gpu_run_bad_arguments(args, msg):
+    r = _gpu_run(*args)
+    assert r.returncode == 2 and msg in r.stderr
+
+
+def test_gpu_run_dry_run_plans_the_tables_and_the_record(tmp_path):
+    wheels = tmp_path / "wh"
+    wheels.mkdir()
+    (wheels / "requirements-gpu.txt").write_text("fairseq-fixed==0.12.3.1\nsnakemake==9.27.1\n")
+    r = _gpu_run("--dry-run", "--wheelhouse", str(wheels), "--python", sys.executable, "--venv",
+                 str(tmp_path / "venv"), "--cores", "4", "--dtype", "float16")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert f"--no-index --find-links {wheels}" in out and "--no-build-isolation --no-deps fairseq-fixed==0.12.3.1" in out
+    assert "--resources gpu=1" in out and "dtype=float16" in out
+    for table in ("gec/tables/gec_table1.csv", "gad/tables/gad_table1.csv", "gad/figures/gad_figure7_batch.png",
+                  "gec/figures/gec_figure6_batch.png", "blockwise/tables/blockwise_table4.csv"):
+        assert f"results/demo_gpu/{table}" in out, table  # asked of snakemake (and planned by its dry run)
+    assert "This was a dry-run" in out
+    row = [line for line in r.stdout.splitlines() if line.startswith("| 20")]
+    assert row and "| dry run |" in row[0] and "--dtype float16" in row[0] and "dtype float16" in row[0]
+    assert not (tmp_path / "venv").exists()
+
+
+def test_record_appends_a_dated_row_and_copies_the_tables(tmp_path):
+    from fastdec.bench.methods import parse_methods
+    from fastdec.bench.results import Record, write_run
+
+    R = tmp_path / "results/demo_gpu"
+    methods = parse_methods("fairseq:beam=5,greedy,gad:k=25")
+    recs = {m.label: [Record(m.label, 0, [5, 2], t, 2)] for m, t in zip(methods, (0.9, 0.3, 0.1))}
+    write_run(str(R / "gad/bench/test"), methods, recs, lambda t: "x")
+    (R / "gad/tables").mkdir(parents=True)
+    (R / "gad/tables/gad_table1.csv").write_text("system,bleu\n")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "GPU.md").write_text("| date | device | command | result |\n| --- | --- | --- | --- |\n")
+    r = subprocess.run([sys.executable, str(REPO / "scripts/gpu_record.py"), "record", "--config",
+                        str(REPO / "config/demo_gpu.yaml"), "--device-name", "NVIDIA H100 (torch 2.x, CUDA 12)",
+                        "--docs", str(docs), "--command", "scripts/gpu_run.sh"], cwd=tmp_path, capture_output=True,
+                       text=True, env=ENV, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = (docs / "GPU.md").read_text().splitlines()
+    assert len(lines) == 3 and "| NVIDIA H100 (torch 2.x, CUDA 12) | `scripts/gpu_run.sh` |" in lines[2]
+    assert "gad-k25 9.00x (100% = greedy)" in lines[2] and "dtype float32" in lines[2]
+    copied = list((docs / "gpu").glob("*-demo_gpu-nvidia-h100/gad_table1.csv"))
+    assert copied and "1 files" in lines[2]
