@@ -27,6 +27,8 @@ def system(m: Method) -> Tuple[str, Optional[str]]:
     """(display name, key of the paper's row in IAD_TABLE1) of a method of the GEC benchmark."""
     if m.name == "fairseq":
         return (f"fairseq beam={m.beam}", "fairseq-beam") if m.beam > 1 else ("fairseq greedy (beam=1)", "fairseq-greedy")
+    if m.name == "ct2":  # a peer engine, not in the paper
+        return f"CTranslate2 {'greedy' if m.beam == 1 else f'beam={m.beam}'} ({m.precision})", None
     name = {"greedy": "engine greedy", "iad": "engine IAD"}.get(m.name, m.label)
     if m.max_draft_len is not None:  # not in the paper: IAD with a cap on the draft length
         return f"{name}, drafts of at most {m.max_draft_len} tokens", None

@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-__all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "section"]
+__all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "section", "ct2_methods",
+           "ct2_conversions"]
 
 # config `tracks:` switch -> track module
 TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
@@ -35,6 +36,8 @@ class BenchRun:
     ref: Optional[str] = None
     lang: Optional[str] = None
     drafters: List[str] = field(default_factory=list)   # drafter checkpoints the methods name (inputs only)
+    ct2_model: Optional[str] = None     # the checkpoint converted for the ct2 methods (rule ct2_convert)
+    langs: Optional[tuple] = None       # (source, target) language of the data-bin's dictionaries
     limit: Optional[int] = None
     warmup: int = 2
     repeats: int = 1
@@ -50,9 +53,21 @@ class BenchRun:
 
     def inputs(self) -> Dict[str, object]:
         d = {"checkpoint": self.checkpoint, "dictionary": self.dictionary, "src": self.src, "drafters": self.drafters}
+        if self.ct2_model:
+            d["ct2"] = f"{self.ct2_model}/model.bin"
         if self.ref:
             d["ref"] = self.ref
         return d
+
+
+def ct2_methods(compute_types, beam: int, model_dir: str) -> List[str]:
+    """CTranslate2 rows (Issue 11's peer): greedy and beam search for each compute type, on the converted folder."""
+    return [f"ct2:beam={b}:compute={c}:model={model_dir}" for c in compute_types for b in (1, beam)]
+
+
+def ct2_conversions(runs: Dict[str, BenchRun]) -> Dict[str, BenchRun]:
+    """Converted folder -> a run that names it (its checkpoint, dictionary and languages: the ct2_convert rule)."""
+    return {r.ct2_model: r for r in runs.values() if r.ct2_model}
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Dict, List
 
 from fastdec.bench.methods import parse_method
 
-from . import BenchRun, TableItem, section
+from . import BenchRun, TableItem, ct2_methods, section
 
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
 TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
@@ -48,7 +48,9 @@ class Plan:
         self.baseline = f"fairseq:beam={config['decode']['beam']}"
         self.gad = f"gad:k={self.k}"
         self.hq, self.he = _gadpp(self.k, g["high_quality"]), _gadpp(self.k, g["high_efficiency"])
-        self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he]
+        self.ct2_model = f"{R}/models/verifier/ct2" if g["ct2"] else None
+        ct2 = ct2_methods(g["ct2"], config["decode"]["beam"], self.ct2_model)
+        self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
@@ -97,6 +99,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
             "gad", f"{R}/models/verifier/model.pt", p.dictionary, f"{R}/data/bpe/{split}.{p.src}", methods,
             ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{run}_sentences"],
             drafters=sorted({p.drafter(m.k) for m in map(parse_method, methods) if m.drafter}),
+            ct2_model=p.ct2_model if any(s.startswith("ct2") for s in methods) else None, langs=(p.src, p.tgt),
             warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"],
             max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"],
             gpus=p.g["gpus"])

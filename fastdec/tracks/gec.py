@@ -19,17 +19,19 @@ from typing import Dict, Optional, Tuple
 
 from fastdec.bench.methods import parse_methods
 
-from . import BenchRun, TableItem
+from . import BenchRun, TableItem, ct2_methods
 
 Spec = Tuple[str, int, Optional[int]]  # device, threads, sentences (None: all)
 
 
-def methods(config: dict) -> list:
+def methods(config: dict, R: str = "results") -> list:
+    """The Table 1 methods (``R`` = results/<experiment>: where the CTranslate2 rows find the converted model)."""
     gb = config["gec"]["benchmark"]
     if gb["beam"] < 2:
         raise ValueError("config gec.benchmark.beam must be >= 2 (the fairseq greedy row, beam 1, is always there)")
     return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad",
-            *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"])]
+            *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"]),
+            *ct2_methods(gb["ct2"], gb["beam"], f"{R}/gec/models/gec/ct2")]
 
 
 def labels(config: dict) -> list:
@@ -63,8 +65,9 @@ def _batch_run(config: dict) -> Optional[str]:
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     gb, G = config["gec"]["benchmark"], f"{R}/gec"
     run1, cpu = _runs(config)
+    ct2 = {"ct2_model": f"{G}/models/gec/ct2", "langs": ("src", "tgt")} if gb["ct2"] else {}
     return {_run(s): BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
-                              methods(config), limit=s[2], warmup=gb["warmup"], threads=s[1],
+                              methods(config, R), limit=s[2], warmup=gb["warmup"], threads=s[1], **ct2,
                               exclusive=gb["exclusive"], device=s[0], max_len_a=gb["max_len_a"],
                               max_len_b=gb["max_len_b"], mem_mb=gb["mem_mb"], runtime=gb["runtime"],
                               gpus=gb["gpus"] if s[0] == "cuda" else 0)

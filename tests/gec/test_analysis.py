@@ -67,7 +67,7 @@ ACCEPTED = {"iad": [[4], [2], [0, 2], [3]], "iad-draft2": [[2, 0], [2], [0, 2], 
 def gec_config(**benchmark):
     cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     g = copy.deepcopy(cfg["gec"])
-    g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [],
+    g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [], "ct2": [],
                            **benchmark})
     validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
     return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
@@ -124,6 +124,12 @@ def test_bench_runs_and_table_items(results):
     assert not missing  # the synthetic results directory holds exactly what the tables read
     with pytest.raises(ValueError, match="beam must be >= 2"):
         gec.bench_runs(gec_config(beam=1), "R")
+    # CTranslate2 rows: greedy and beam per compute type, on the GEC model converted under R (rule ct2_convert)
+    peer = gec.bench_runs(gec_config(ct2=["float32", "int8"]), "R")["gec/bench/cpu-t1-n4"]
+    assert peer.methods[-4:] == [f"ct2:beam={b}:compute={c}:model=R/gec/models/gec/ct2"
+                                 for c in ("float32", "int8") for b in (1, 5)]
+    assert peer.inputs()["ct2"] == "R/gec/models/gec/ct2/model.bin" and peer.langs == ("src", "tgt")
+
 
 
 def test_batch_run_and_figure6_items():

@@ -76,8 +76,10 @@ def test_gec_track_dry_run_jobs(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     out = r.stdout
     # Table 1's run (1 thread) is reused by Table 12: two benchmark jobs and the batched run of Figure 6, one M2
-    # score per system (beam 5, fairseq greedy, engine greedy, IAD, and IAD with the smoke config's draft cap of 4)
-    assert out.count("rule bench:") == 3 and out.count("rule gec_m2score:") == 5
+    # score per system (beam 5, fairseq greedy, engine greedy, IAD, IAD with the smoke config's draft cap of 4, and
+    # CTranslate2 greedy and beam 5 on the model converted once)
+    assert out.count("rule bench:") == 3 and out.count("rule gec_m2score:") == 7
+    assert out.count("rule ct2_convert:") == 1 and "gec/models/gec/ct2/model.bin" in out
     assert "gec/bench/cpu-t1-n50/m2.iad-draft4.json" in out and "gec/bench/cpu-t2-n50/summary.csv" in out
     assert "gec/bench/batch-cpu-t1-n8/summary.csv" in out and "iad:batch=4" in out
     for f in ("gec_table1.csv", "gec_figure5.png", "gec_table2.csv", "gec_table12.csv", "gec_figure6_batch.png",

@@ -37,7 +37,12 @@ def gec_run(tmp_path_factory):
 def test_table1_iad_is_lossless_and_scored(gec_run):
     df = pd.read_csv(gec_run / "gec/tables/gec_table1.csv")
     df = df[df["source"] == "ours"].set_index("method")
-    assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-draft4"]
+    assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "ct2-greedy", "ct2-beam5",
+                              "iad-draft4"]
+    # CTranslate2 on the same weights (converted by the workflow): a peer, scored like every system
+    assert df.loc["ct2-greedy", "system"] == "CTranslate2 greedy (float32)" and df.loc["ct2-beam5", "F0.5"] >= 0
+    print("ct2-greedy identical to engine greedy:", df.loc["ct2-greedy", "identical_to_greedy_pct"], "%")
+    assert df.loc["ct2-greedy", "identical_to_greedy_pct"] >= 90.0
     assert df.loc["iad-draft4", "identical_to_greedy_pct"] == 100.0  # a draft cap stays lossless
     assert df.loc["iad-draft4", "tokens_per_iteration"] <= 5.0       # at most 4 drafted + 1 verifier token
     n = json.loads((gec_run / "gec/data/raw/report.json").read_text())

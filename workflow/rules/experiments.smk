@@ -4,11 +4,13 @@
 # schema (docs/RESULTS.md).
 import shlex
 
-from fastdec.tracks import bench_runs, table_items
+from fastdec.tracks import bench_runs, ct2_conversions, table_items
 from fastdec.workflow.models import alternatives
 
 BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
+# folder (relative to R) of a checkpoint converted for CTranslate2 -> a run that decodes with it
+CT2 = {os.path.relpath(d, R): run for d, run in ct2_conversions(BENCH).items()}
 CONFIG_JSON = shlex.quote(json.dumps(config))
 
 
@@ -46,6 +48,32 @@ rule bench:
         "--repeats {params.run.repeats} --max-len-a {params.run.max_len_a} --max-len-b {params.run.max_len_b} "
         "--device {params.run.device} --dtype {params.run.dtype} --threads {params.run.threads} --out-dir {params.out} "
         "> {log} 2>&1"
+
+
+rule ct2_convert:
+    # the checkpoint as CTranslate2's own fairseq converter writes it, for the ct2 rows of the bench runs
+    input:
+        checkpoint=lambda wc: CT2[wc.ct2].checkpoint,
+        dictionary=lambda wc: CT2[wc.ct2].dictionary,
+    output:
+        f"{R}/{{ct2}}/model.bin",
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        langs=lambda wc: "--source-lang {} --target-lang {}".format(*CT2[wc.ct2].langs),
+        out=lambda wc, output: os.path.dirname(output[0]),
+    wildcard_constraints:
+        ct2=alternatives(CT2),
+    log:
+        f"{R}/logs/ct2_convert/{{ct2}}.log",
+    benchmark:
+        f"{R}/benchmarks/ct2_convert/{{ct2}}.tsv",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "$PY -m fastdec ct2-convert --checkpoint {input.checkpoint} --data-bin {params.data_bin} {params.langs} "
+        "--output-dir {params.out} > {log} 2>&1"
 
 
 rule table:
