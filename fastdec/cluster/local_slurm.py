@@ -235,10 +235,12 @@ class LocalSlurm:
         """Jobs still queued or running."""
         return [i for i, state, _ in self.queue() if state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING")]
 
-    def job_info(self, job_id) -> str:
-        """``scontrol show job`` of one job on one line (its requested and allocated TRES, state, ...)."""
-        return subprocess.run(["scontrol", "-o", "show", "job", str(job_id)], capture_output=True, text=True,
-                              env=self.env(), check=True).stdout
+    def job_info(self, job_id) -> dict:
+        """``scontrol -d show job`` of one job as {field: value}: JobState, TresPerJob (what it requested), and
+        JOB_GRES (the GRES it was given, ``gpu:1(IDX:0)``; ``(null)`` for none), ..."""
+        out = subprocess.run(["scontrol", "-d", "-o", "show", "job", str(job_id)], capture_output=True, text=True,
+                             env=self.env(), check=True).stdout
+        return dict(field.split("=", 1) for field in out.split() if "=" in field)
 
     def stop(self, grace: float = 15):
         """Cancel the jobs still queued or running here, then stop the daemons this instance started, by pid."""

@@ -17,7 +17,8 @@ def wait_until_ended(slurm, job_id, timeout=60):
 
 
 def sbatch(slurm, tmp_path, *flags):
-    r = subprocess.run(["sbatch", "--parsable", "-D", str(tmp_path), *flags, "--wrap", "srun -n1 true"],
+    wrap = "srun -n1 true; echo gpus=${SLURM_GPUS_ON_NODE:-0} devices=${CUDA_VISIBLE_DEVICES:-none}"
+    r = subprocess.run(["sbatch", "--parsable", "-D", str(tmp_path), *flags, "--wrap", wrap],
                        capture_output=True, text=True, env=slurm.env(), check=True)
     return r.stdout.strip().split(";")[0]
 
@@ -35,9 +36,12 @@ def test_gpu_request_is_allocated_and_cpu_job_gets_none(local_slurm, tmp_path):
     for job in (gpu_job, cpu_job):
         wait_until_ended(local_slurm, job)
     gpu_info, cpu_info = local_slurm.job_info(gpu_job), local_slurm.job_info(cpu_job)
-    assert "JobState=COMPLETED" in gpu_info and "JobState=COMPLETED" in cpu_info
-    assert "gres/gpu=1" in gpu_info
-    assert "gpu" not in cpu_info
+    assert gpu_info["JobState"] == cpu_info["JobState"] == "COMPLETED"
+    assert gpu_info["TresPerJob"] == "gres:gpu:1"
+    assert "TresPerJob" not in cpu_info and cpu_info["JOB_GRES"] == "(null)"
+    # the job saw its one GPU (a stand-in device: no CUDA behind it)
+    assert (tmp_path / f"slurm-{gpu_job}.out").read_text().split() == ["gpus=1", "devices=0"]
+    assert (tmp_path / f"slurm-{cpu_job}.out").read_text().split() == ["gpus=0", "devices=none"]
 
 
 def test_too_many_gpus_is_refused(local_slurm, tmp_path):
