@@ -10,9 +10,11 @@ Choices, each because of this kind of machine (a container, root, no systemd, no
 - no cgroups: ``ProctrackType=proctrack/linuxproc`` and ``TaskPlugin=task/none``;
 - no accounting database (``accounting_storage/none``), so ``sacct`` knows no jobs: Snakemake's SLURM executor must
   query ``squeue``, which forgets a job ``MinJobAge`` seconds after it ends -- hence a long ``MinJobAge``;
-- ``DefMemPerCPU`` so that a job without ``--mem`` does not take the node's whole memory;
-- the node declares ``Gres=gpu:<n>`` with a count-only gres.conf (no device files): GPU requests schedule and are
-  accounted, nothing is bound. Jobs see no GPU; that is enough to test what is requested.
+- ``DefMemPerCPU`` so that a job without ``--mem`` does not take the node's whole memory; the node declares at least
+  16 GB (``config_overrides``) so that every rule's request schedules on a smaller machine too;
+- the node declares ``Gres=gpu:<n>`` backed by stand-in character devices (like /dev/null; slurmd ignores a GPU
+  without a device file): GPU requests schedule and a job gets ``CUDA_VISIBLE_DEVICES``, but there is no GPU behind
+  it. That is enough to test what is requested and granted.
 - own ports and own munge socket, so several instances (or a system SLURM) can coexist.
 """
 from __future__ import annotations
@@ -81,8 +83,9 @@ class LocalSlurm:
         self.root = Path(root).resolve()
         self.cpus = cpus or os.cpu_count() or 1
         self.gpus = gpus
-        # leave room for the daemons and the Snakemake process itself
-        self.mem_mb = mem_mb or max(1000, int(_mem_total_mb() * 0.8))
+        # 80 % of the machine (room for the daemons and Snakemake), but at least what the workflow's rules ask for:
+        # memory is not enforced here (no cgroups), only scheduled, and a smaller CI machine must still run them
+        self.mem_mb = mem_mb or max(16000, int(_mem_total_mb() * 0.8))
         self.def_mem_per_cpu = def_mem_per_cpu
         self.min_job_age = min_job_age
         self.conf = self.root / "etc/slurm.conf"
@@ -140,6 +143,8 @@ class LocalSlurm:
             # squeue (the status command without accounting) must still know a job this long after it ended
             f"MinJobAge={self.min_job_age}",
             "ReturnToService=2",
+            # the node is what this file says (CPUs, RealMemory), not what slurmd finds: no drain on a small machine
+            "SlurmdParameters=config_overrides",
             "SlurmdTimeout=300",
             "InactiveLimit=0",
             "KillWait=10",
@@ -154,8 +159,8 @@ class LocalSlurm:
         for sub in ("etc", "state", "spool", "run", "log", "munge"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         # munged refuses keys and sockets in group/world-writable directories
-        for sub in ("etc", "munge"):
-            os.chmod(self.root / sub, 0o700)
+        os.chmod(self.root / "etc", 0o700)
+        os.chmod(self.root / "munge", 0o755)
         self.conf.write_text(self._slurm_conf())
         self.write_client_wrappers()
         # slurmd drops a GPU without a device File, so each GPU gets a stand-in device: schedulable, nothing to

@@ -24,14 +24,14 @@ def snakemake_command(workdir, profile, *args):
 
 def small_config(tmp_path, name, models=None, **sections):
     """config/smoke.yaml as experiment ``name`` on a smaller slice (300 training pairs). The teacher, and each model
-    of ``models`` ({name: settings}), trains for 300 updates with a checkpoint every 10, updated by its settings;
+    of ``models`` ({name: settings}), trains for 150 updates with a checkpoint every 10, updated by its settings;
     ``sections`` update top-level config sections."""
     cfg = yaml.safe_load(SMOKE.read_text())
     cfg["experiment"] = name
     cfg["data"]["subset"] = {"train": 300, "valid": 20, "test": 10}
     cfg["bpe"]["merges"] = 200
     for model, settings in {"teacher": {}, **(models or {})}.items():
-        cfg["train"][model] = {**cfg["train"][model], "max_update": 300, "save_interval_updates": 10, **settings}
+        cfg["train"][model] = {**cfg["train"][model], "max_update": 150, "save_interval_updates": 10, **settings}
     for section, values in sections.items():
         cfg[section] = {**cfg[section], **values}
     path = Path(tmp_path) / f"{name}.yaml"
