@@ -124,6 +124,9 @@ def run_training(cmd: list[str], save_dir: str, model_out: str, summary_out: str
         except BlockingIOError:
             print(f"another job is training this model ({save}); waiting for it to finish", flush=True)
             fcntl.flock(lock, fcntl.LOCK_EX)
+        except OSError as e:  # a shared file system without locks (e.g. Lustre mounted without `flock`)
+            print(f"warning: cannot lock {save / 'train.lock'} ({e}); not guarding against a second job training "
+                  f"this model at the same time", flush=True)
         record = save / "published.json"
         if _trained_by(record, cmd, save):
             summary = {**json.loads(record.read_text()), "republished": True}
