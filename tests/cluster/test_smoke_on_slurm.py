@@ -49,16 +49,23 @@ def table_outputs(results):
                   if p.is_file() and {"tables", "figures"} & set(p.parts))
 
 
+# rows picked by what the models did (example sentences, one row per decoding iteration): only columns compared
+CASE_STUDIES = {"gec_table2.csv", "gad_table11_case_study.csv"}
+
+
 def assert_same_rows(local, slurm):
-    """Same table and figure files, same columns, same number of rows and the same row labels (the text columns:
-    systems, methods, settings) in the same order; numbers may differ."""
+    """Same table and figure files, same columns; outside the case studies the same rows: their labels (the text
+    columns among the first two: systems, methods, settings) in the same order. Numbers may differ."""
     files = table_outputs(local)
     assert table_outputs(slurm) == files and len(files) > 10
     for rel in (p for p in files if p.suffix == ".csv"):
         a, b = pd.read_csv(local / rel), pd.read_csv(slurm / rel)
-        assert list(a.columns) == list(b.columns) and len(a) == len(b), rel
-        labels = [c for c in a.columns[:2] if a[c].dtype == object and b[c].dtype == object]
-        assert a[labels].fillna("").equals(b[labels].fillna("")), (rel, labels)
+        assert list(a.columns) == list(b.columns), rel
+        if rel.name in CASE_STUDIES:
+            continue
+        labels = [c for c in a.columns[:2] if not pd.api.types.is_numeric_dtype(a[c])]
+        assert labels and len(a) == len(b), rel
+        assert a[labels].astype(str).values.tolist() == b[labels].astype(str).values.tolist(), (rel, labels)
 
 
 def test_tables_have_the_rows_of_the_local_run(slurm_smoke, smoke_run):
