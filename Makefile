@@ -1,6 +1,7 @@
 # Two commands do all the set-up:
 #   make run    installs everything (once) and runs the default workflow to its report
 #   make test   installs everything (once) and runs the test suite
+#   make cluster-test   only the tests against a real single-node SLURM on this machine (tests/cluster; docs/CLUSTER.md)
 # Both are idempotent: the environment is rebuilt only when a file in envs/ changes.
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -9,7 +10,7 @@ STAMP   = $(VENV)/.fastdec-installed
 CORES  ?= all
 PIP     = $(BIN)/python -m pip install --disable-pip-version-check -q
 
-.PHONY: setup run test smoke lint clean-results gpu-wheels
+.PHONY: setup run test cluster-test smoke lint clean-results gpu-wheels
 
 # A wheelhouse for a GPU machine without a package registry (Python $(GPU_PY), its own CUDA torch): copy the folder
 # over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine").
@@ -38,6 +39,10 @@ test: setup
 
 gpu-wheels: setup
 	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY)
+
+# Installs Debian's slurmctld/slurmd/slurm-client/munge first where they are missing (root and apt-get needed).
+cluster-test: setup
+	$(BIN)/python -m pytest -q tests/cluster
 
 lint: setup
 	$(BIN)/snakemake --lint

@@ -4,9 +4,14 @@ A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` b
 the declared output (``model.pt``, written at the very end), never the checkpoint folder. Raising ``max_update`` or
 ``max_minutes`` continues the same run (fairseq counts the training time of earlier runs); any other change of the
 training settings (architecture, data, learning rate ...) moves the old checkpoints aside and starts afresh.
+
+One job at a time trains a model: a job that finds another one training the same save dir (a cluster job orphaned by a
+killed Snakemake, and the job its rerun submits) waits for it; a model this exact command already trained to the end is
+published again, not trained again (fairseq would otherwise run one more update past max_update).
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -110,9 +115,45 @@ def _set_aside_stale_checkpoints(save: Path, cmd: list[str]) -> None:
 
 
 def run_training(cmd: list[str], save_dir: str, model_out: str, summary_out: str, threads: int = 1) -> dict:
-    """Run fairseq-train (resuming if a checkpoint exists), then publish the best checkpoint as ``model_out``."""
+    """Run fairseq-train (resuming if a checkpoint exists), then publish the best checkpoint as ``model_out``.
+
+    One job at a time per save dir (``train.lock``), and a model already trained by this exact command is published
+    again instead of trained again: a cluster job left running by a killed Snakemake and the job its rerun submits
+    do not train the same model twice."""
     save = Path(save_dir)
     save.mkdir(parents=True, exist_ok=True)
+    with open(save / "train.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"another job is training this model ({save}); waiting for it to finish", flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except OSError as e:  # a shared file system without locks (e.g. Lustre mounted without `flock`)
+            print(f"warning: cannot lock {save / 'train.lock'} ({e}); not guarding against a second job training "
+                  f"this model at the same time", flush=True)
+        record = save / "published.json"
+        if _trained_by(record, cmd, save):
+            summary = {**json.loads(record.read_text()), "republished": True}
+            print(f"{save} already holds this model, trained by this command ({summary['num_updates']} updates): "
+                  f"publishing it again without training", flush=True)
+            shutil.copyfile(save / summary["published"], model_out)
+            Path(summary_out).write_text(json.dumps(summary, indent=2))
+            return summary
+        summary = _train_locked(cmd, save, model_out, summary_out, threads)
+        record.write_text(json.dumps(summary, indent=2))
+        return summary
+
+
+def _trained_by(record: Path, cmd: list[str], save: Path) -> bool:
+    """Whether the last training in ``save`` ran this exact command to its end, with no training since."""
+    if not record.exists() or not (save / "checkpoint_last.pt").exists():
+        return False
+    done = json.loads(record.read_text())
+    return (done.get("command") == cmd and (save / done.get("published", "")).is_file()
+            and (save / "checkpoint_last.pt").stat().st_mtime <= record.stat().st_mtime)
+
+
+def _train_locked(cmd: list[str], save: Path, model_out: str, summary_out: str, threads: int) -> dict:
     _set_aside_stale_checkpoints(save, cmd)
     resumed = (save / "checkpoint_last.pt").exists()
     if resumed:

@@ -2,7 +2,8 @@
 
 ``tiny_databin`` builds a real fairseq data-bin (joined dictionary) from a small synthetic
 parallel corpus, so plugin and engine tests can run fairseq-train / load real models in seconds;
-``tiny_checkpoint`` is a real fairseq-train checkpoint on it.
+``tiny_checkpoint`` is a real fairseq-train checkpoint on it. ``smoke_run`` is the whole Snakefile on
+config/smoke.yaml, run once per session (tests/e2e checks it; tests/cluster compares its SLURM run with it).
 """
 import os
 import random
@@ -67,3 +68,14 @@ def tiny_checkpoint(tiny_databin, tmp_path_factory) -> Path:
     ckpt = save / "checkpoint_last.pt"
     assert ckpt.is_file()
     return ckpt
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """results/smoke of a local run of the whole Snakefile on config/smoke.yaml (real data, training, decoding)."""
+    from helpers.workflow_runs import SMOKE, snakemake
+
+    workdir = tmp_path_factory.mktemp("smoke")
+    r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return workdir / "results/smoke"

@@ -4,9 +4,7 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,22 +12,13 @@ import yaml
 
 from fastdec.bench.results import read_run
 
-REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+from helpers.workflow_runs import REPO, SNAKEMAKE, snakemake
+
 pytestmark = pytest.mark.slow
 
 
-def snakemake(workdir, *args, **kw):
-    return subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
-                           *args], cwd=REPO, capture_output=True, text=True, **kw)
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("smoke")
-    r = snakemake(workdir, "--configfile", str(REPO / "config/smoke.yaml"), timeout=2400)
-    assert r.returncode == 0, r.stderr[-4000:]
-    return workdir / "results/smoke"
+# smoke_run (the local run of config/smoke.yaml) is a session fixture of tests/conftest.py: tests/cluster compares
+# its SLURM run with the same local run.
 
 
 def test_tables_hold_parsed_numbers(smoke_run):

@@ -1,0 +1,73 @@
+"""config/smoke.yaml through `snakemake --profile profiles/slurm` on a real (local, single-node) SLURM: every job is
+a SLURM job, the status queries use squeue (no accounting database here), and the tables have the rows of the local
+smoke run (tests/conftest.py `smoke_run`; numbers from training may differ)."""
+import subprocess
+import time
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from helpers.workflow_runs import (REPO, SMOKE, rules_started, slurm_submissions, snakemake_command,
+                                   steps_done)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def slurm_smoke(local_slurm, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("smoke_slurm")
+    start = time.time()
+    r = subprocess.run(snakemake_command(workdir, REPO / "profiles/slurm", "--configfile", str(SMOKE)),
+                       cwd=REPO, env=local_slurm.env(), capture_output=True, text=True, timeout=3000)
+    wall = time.time() - start
+    print(f"\nsmoke workflow through profiles/slurm: {wall:.0f} s, "
+          f"{len(slurm_submissions(r.stderr))} SLURM jobs")
+    assert r.returncode == 0, r.stderr[-5000:]
+    return SimpleNamespace(workdir=workdir, results=workdir / "results/smoke", log=r.stderr, wall=wall)
+
+
+def test_every_job_went_through_sbatch(slurm_smoke):
+    log = slurm_smoke.log
+    submissions = slurm_submissions(log)
+    local = rules_started(log, local=True)
+    assert set(local) <= {"all"}, f"jobs run outside SLURM: {local}"  # `all` only collects the targets
+    assert len(submissions) == len(rules_started(log)) == steps_done(log) - len(local) > 50
+    slurm_ids = [s for _, s, _ in submissions]
+    assert len(set(slurm_ids)) == len(slurm_ids)
+    logdir = slurm_smoke.workdir / ".snakemake/slurm_logs"
+    for _, slurm_id, path in submissions:
+        # profiles/slurm keeps the SLURM log of every job: the job's own Snakemake ran the rule there
+        assert path.is_file() and path.is_relative_to(logdir) and path.name == f"{slurm_id}.log", path
+        assert "1 of 1 steps (100%) done" in path.read_text(), path
+    assert "Falling back to 'sacct'" not in log
+    assert "with SLURM jobid" in log and "Error" not in log
+
+
+def table_outputs(results):
+    return sorted(p.relative_to(results) for p in results.rglob("*")
+                  if p.is_file() and {"tables", "figures"} & set(p.parts))
+
+
+# rows picked by what the models did (example sentences, one row per decoding iteration): only columns compared
+CASE_STUDIES = {"gec_table2.csv", "gad_table11_case_study.csv"}
+
+
+def assert_same_rows(local, slurm):
+    """Same table and figure files, same columns; outside the case studies the same rows: their labels (the text
+    columns among the first two: systems, methods, settings) in the same order. Numbers may differ."""
+    files = table_outputs(local)
+    assert table_outputs(slurm) == files and len(files) > 10
+    for rel in (p for p in files if p.suffix == ".csv"):
+        a, b = pd.read_csv(local / rel), pd.read_csv(slurm / rel)
+        assert list(a.columns) == list(b.columns), rel
+        if rel.name in CASE_STUDIES:
+            continue
+        labels = [c for c in a.columns[:2] if not pd.api.types.is_numeric_dtype(a[c])]
+        assert labels and len(a) == len(b), rel
+        assert a[labels].astype(str).values.tolist() == b[labels].astype(str).values.tolist(), (rel, labels)
+
+
+def test_tables_have_the_rows_of_the_local_run(slurm_smoke, smoke_run):
+    assert_same_rows(smoke_run, slurm_smoke.results)
+    assert (slurm_smoke.results / "report/report.md").stat().st_size > 1000

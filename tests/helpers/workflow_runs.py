@@ -1,0 +1,58 @@
+"""Running the Snakefile on a config in a temporary directory: locally (tests/e2e) or through a Snakemake profile on
+a SLURM (tests/cluster), and reading what Snakemake's log says it ran."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+SMOKE = REPO / "config/smoke.yaml"
+
+
+def snakemake(workdir, *args, **kw):
+    """The workflow on 2 local cores."""
+    return subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
+                           *args], cwd=REPO, capture_output=True, text=True, **kw)
+
+
+def snakemake_command(workdir, profile, *args):
+    return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--profile", str(profile), *args]
+
+
+def small_config(tmp_path, name, models=None, **sections):
+    """config/smoke.yaml as experiment ``name`` on a smaller slice (300 training pairs). The teacher, and each model
+    of ``models`` ({name: settings}), trains for 150 updates with a checkpoint every 10, updated by its settings;
+    ``sections`` update top-level config sections."""
+    cfg = yaml.safe_load(SMOKE.read_text())
+    cfg["experiment"] = name
+    cfg["data"]["subset"] = {"train": 300, "valid": 20, "test": 10}
+    cfg["bpe"]["merges"] = 200
+    for model, settings in {"teacher": {}, **(models or {})}.items():
+        cfg["train"][model] = {**cfg["train"][model], "max_update": 150, "save_interval_updates": 10, **settings}
+    for section, values in sections.items():
+        cfg[section] = {**cfg[section], **values}
+    path = Path(tmp_path) / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+# --------------------------------------------------------------------------- what the log says
+SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
+
+
+def slurm_submissions(log: str) -> list:
+    """(Snakemake job id, SLURM job id, SLURM log path) of each submission, in order."""
+    return [(int(j), int(s), Path(p)) for j, s, p in SUBMITTED.findall(log)]
+
+
+def rules_started(log: str, local: bool = False) -> list:
+    """The rule of each job Snakemake started (``localrule`` blocks when ``local``)."""
+    return re.findall(rf"^{'localrule' if local else 'rule'} (\w+):$", log, re.M)
+
+
+def steps_done(log: str) -> int:
+    m = re.findall(r"(\d+) of (\d+) steps \(100%\) done", log)
+    return int(m[-1][0]) if m else 0
