@@ -49,3 +49,31 @@ def build_random_student(*, dictionary=None, n_symbols: int = 30, seed: int = 0,
     model = model.to(dtype)
     model.eval()
     return model, d
+
+
+def train_copy_student(steps: int = 300, *, seed: int = 0, lr: float = 3e-3, batch: int = 32, **kwargs):
+    """A tiny efficient student trained in-process on the GEC-like copy task of :mod:`helpers.models` (float32).
+
+    Its outputs end with EOS and nearly copy the input, so IAD accepts long blocks on it."""
+    import numpy as np
+    import torch.nn.functional as F
+
+    from helpers.models import copy_task_batch
+
+    kwargs = {**dict(n_symbols=24, embed_dim=64, ffn_dim=128, dtype=torch.float32), **kwargs}
+    model, d = build_random_student(seed=seed, **kwargs)
+    for m in model.modules():  # no dropout while training the toy model
+        if m.__class__.__name__ == "FairseqDropout":
+            m.p = 0.0
+    model.train()
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
+    for _ in range(steps):
+        src, lengths, prev, tgt = copy_task_batch(rng, d, batch=batch)
+        logits, _ = model(src, lengths, prev)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1), ignore_index=d.pad())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    return model, d
