@@ -78,6 +78,9 @@ class EfficientStudentModel(TransformerModel):
                             help="Hard Concrete gate per attention head (L0 pruning; criterion l0_head_cross_entropy)")
         for _, flag in HEAD_COUNT_FLAGS:
             parser.add_argument(flag, type=str, metavar="N1,N2,..", help="heads per layer of a pruned model")
+        parser.add_argument("--heads-from", type=str, metavar="CHECKPOINT",
+                            help="copy the per-layer head counts not given here from this pruned checkpoint "
+                                 "(fine-tuning after pruning: pass it to --finetune-from-model too)")
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
@@ -125,12 +128,32 @@ class EfficientStudentModel(TransformerModel):
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
 
+def _copy_head_counts(args) -> None:
+    """Head counts of ``--heads-from`` (a checkpoint written by fastdec.students.prune) not given explicitly."""
+    path = getattr(args, "heads_from", None)
+    if not path or all(getattr(args, name, None) for name, _ in HEAD_COUNT_FLAGS):
+        return
+    import os
+
+    from fairseq import checkpoint_utils
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--heads-from checkpoint not found: {path} (write it with fastdec.students.prune)")
+    state = checkpoint_utils.load_checkpoint_to_cpu(path)
+    saved = state["cfg"]["model"] if state.get("cfg") is not None else state["args"]
+    for name, _ in HEAD_COUNT_FLAGS:
+        if not getattr(args, name, None):
+            setattr(args, name, getattr(saved, name, None) if not isinstance(saved, dict) else saved.get(name))
+
+
 def _student_defaults(args):
+    args.heads_from = getattr(args, "heads_from", None)
     args.decoder_self_attn = getattr(args, "decoder_self_attn", None) or "ssru"
     args.decoder_no_ffn = getattr(args, "decoder_no_ffn", False)
     args.head_gates = getattr(args, "head_gates", False)
     for name, _ in HEAD_COUNT_FLAGS:
         setattr(args, name, getattr(args, name, None))
+    _copy_head_counts(args)
 
 
 @register_model_architecture("efficient_student", "efficient_student")
