@@ -7,7 +7,6 @@ penalty is added as ``lambda * L_c * sample_size``: lambda then weighs L_c again
 the paper. Logged: ``l0`` (L_c, the expected number of open heads) and ``open_heads`` (heads whose deterministic
 gate is > 0, i.e. that pruning would keep).
 """
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 
