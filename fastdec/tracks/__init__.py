@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 __all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "section"]
 
 # config `tracks:` switch -> track module
-TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
+TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise", "students": "students"}
 
 
 @dataclass
