@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-TRAIN_KEYS = ("max_update", "max_tokens", "lr", "warmup_updates", "dropout", "label_smoothing",
+TRAIN_KEYS = ("max_update", "max_tokens", "update_freq", "lr", "warmup_updates", "dropout", "label_smoothing",
               "save_interval_updates")
 NAME_REGEX = r"[a-z][a-z0-9_]*"
 
