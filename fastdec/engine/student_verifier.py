@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .verifier import VerifierOutput, _apply_ln, _ln, resolve_device_dtype
+from .verifier import Verifier, VerifierOutput, _apply_ln, _ln, resolve_device_dtype
 
 __all__ = ["StudentVerifier", "is_student"]
 
@@ -46,6 +46,12 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> Tensor:
 
 class StudentVerifier:
     """Cached multi-token forward of an ``efficient_student`` decoder; see the module docstring."""
+
+    # per-sentence handling shared with the Transformer verifier: it reads only attributes both classes have
+    # (encoder, device, max_source_positions, length) and calls this class's restart
+    check_source = Verifier.check_source
+    start = Verifier.start
+    rollback = Verifier.rollback
 
     def __init__(self, model, *, device: Any = None, dtype: Any = None):
         from fastdec_fairseq.models.student_layers import aan_prefix_sum, ssru_scan
@@ -148,26 +154,6 @@ class StudentVerifier:
         self._causal = torch.ones(cap, cap, dtype=torch.bool, device=self.device).tril_()
 
     # ------------------------------------------------------------------ per sentence
-    def check_source(self, src_tokens: Tensor) -> None:
-        if src_tokens.dim() != 1:
-            raise ValueError(f"src_tokens must be 1-D (one sentence), got shape {tuple(src_tokens.shape)}")
-        if src_tokens.numel() == 0:
-            raise ValueError("src_tokens is empty; a fairseq source always ends with EOS")
-        if src_tokens.numel() > self.max_source_positions:
-            raise ValueError(f"source has {src_tokens.numel()} tokens (incl. EOS) but the encoder supports at most "
-                             f"{self.max_source_positions} positions (max_source_positions)")
-
-    @torch.inference_mode()
-    def start(self, src_tokens: Tensor) -> Dict[str, List[Tensor]]:
-        """Encode one source sentence (1-D LongTensor ending with EOS), reset the state, return encoder_out."""
-        src_tokens = torch.as_tensor(src_tokens, dtype=torch.long)
-        self.check_source(src_tokens)
-        src = src_tokens.to(self.device).unsqueeze(0)
-        enc = self.encoder(src, src_lengths=torch.tensor([src.size(1)], device=self.device))
-        self.src_tokens, self.src_tokens_device = src_tokens, src[0]
-        self.restart(enc)
-        return enc
-
     def restart(self, encoder_out: Dict[str, List[Tensor]]) -> None:
         """Empty the decoder state; project the encoder keys/values only for a new sentence."""
         if encoder_out is not self.encoder_out:
@@ -179,12 +165,6 @@ class StudentVerifier:
                 self.enc_kv.append(kv.contiguous())  # [2, H, S, D]
             self.encoder_out = encoder_out
         self.length = 0
-
-    def rollback(self, length: int) -> None:
-        """Keep the state of the first ``length`` positions (O(1): the state of every position is stored)."""
-        if length < 0 or length > self.length:
-            raise ValueError(f"cannot roll back to length {length} (state holds {self.length})")
-        self.length = length
 
     @torch.inference_mode()
     def forward(self, tokens, *, need_logits: bool = True) -> VerifierOutput:

@@ -1,5 +1,6 @@
 """Random tiny efficient students (``efficient_student``) for the tests, built like fairseq builds them."""
 import argparse
+import functools
 from types import SimpleNamespace
 from typing import Optional
 
@@ -55,25 +56,28 @@ def train_copy_student(steps: int = 300, *, seed: int = 0, lr: float = 3e-3, bat
     """A tiny efficient student trained in-process on the GEC-like copy task of :mod:`helpers.models` (float32).
 
     Its outputs end with EOS and nearly copy the input, so IAD accepts long blocks on it."""
-    import numpy as np
-    import torch.nn.functional as F
-
-    from helpers.models import copy_task_batch
+    from helpers.models import fit_copy_task
 
     kwargs = {**dict(n_symbols=24, embed_dim=64, ffn_dim=128, dtype=torch.float32), **kwargs}
     model, d = build_random_student(seed=seed, **kwargs)
-    for m in model.modules():  # no dropout while training the toy model
-        if m.__class__.__name__ == "FairseqDropout":
-            m.p = 0.0
-    model.train()
-    rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
-    for _ in range(steps):
-        src, lengths, prev, tgt = copy_task_batch(rng, d, batch=batch)
-        logits, _ = model(src, lengths, prev)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1), ignore_index=d.pad())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    return model, d
+    return fit_copy_task(model, d, steps, seed=seed, lr=lr, batch=batch), d
+
+
+# decoder variants of the property tests (index -> build_random_student kwargs)
+STUDENT_CONFIGS = [
+    dict(kind="ssru"),                                                   # SSRU with decoder FFN, 2-1
+    dict(kind="ssru", no_ffn=True, enc_layers=3, dec_layers=2),          # SSRU w/o FFN, deep-shallow
+    dict(kind="aan"),                                                    # AAN
+    dict(kind="aan", no_ffn=True, normalize_before=True),                # AAN w/o FFN, pre-norm
+    dict(kind="attention", dec_layers=2, decoder_learned_pos=True),      # standard self-attention baseline
+]
+
+
+@functools.lru_cache(maxsize=None)
+def random_student(idx: int):
+    """(model, dictionary, StudentVerifier) for ``STUDENT_CONFIGS[idx]`` (float64), cached for the session."""
+    from fastdec.engine.student_verifier import StudentVerifier
+
+    torch.set_num_threads(1)
+    model, d = build_random_student(seed=200 + idx, init_std=0.6, **STUDENT_CONFIGS[idx])
+    return model, d, StudentVerifier(model)

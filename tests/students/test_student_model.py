@@ -2,8 +2,7 @@
 import pytest
 import torch
 
-from conftest import STUDENT_CONFIGS
-from helpers.students import build_random_student
+from helpers.students import STUDENT_CONFIGS, build_random_student
 
 SRC = torch.tensor([[5, 6, 7, 8, 9, 10, 2]])
 PREV = torch.tensor([[2, 11, 12, 13, 14, 15, 16, 17]])

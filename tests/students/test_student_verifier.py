@@ -12,9 +12,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import STUDENT_CONFIGS, random_student
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, draft_verify_accept, greedy_decode
 from helpers.drafters import NoisyOracleDrafter, RandomDrafter
+from helpers.students import STUDENT_CONFIGS, random_student
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -81,7 +81,7 @@ def test_iad_and_gad_beta1_equal_the_students_greedy(c, seed):
 def test_verifier_refuses_gated_models_and_plain_transformers():
     from fastdec.engine.profile import build_random_transformer
     from fastdec.engine.student_verifier import StudentVerifier
-    from helpers.students import build_random_student
+    from helpers.students import STUDENT_CONFIGS, build_random_student
 
     gated, _ = build_random_student(head_gates=True)
     with pytest.raises(ValueError, match="prune it first"):
