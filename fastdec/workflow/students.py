@@ -90,8 +90,8 @@ def model_setup(st: dict, name: str, R: str, plugin: str) -> Tuple[dict, Dict[st
         pr = st["pruning"]
         if name == l0:
             init = f"{M}/{pr['base']}/model.pt"
-            extra = {"head-gates": True, "l0-lambda": lam, "label-smoothing": st["train"]["label_smoothing"],
-                     "finetune-from-model": init}
+            extra = {"head-gates": True, "l0-lambda": lam, "head-gate-scale": pr["gate_scale"],
+                     "label-smoothing": st["train"]["label_smoothing"], "finetune-from-model": init}
             return (_spec(st, name, pr["l0"], extra), {"init": init},
                     f"--criterion l0_head_cross_entropy --user-dir {plugin}")
         if name == ft:

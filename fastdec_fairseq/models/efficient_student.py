@@ -76,6 +76,8 @@ class EfficientStudentModel(TransformerModel):
         parser.add_argument("--decoder-no-ffn", action="store_true", help="drop the decoder feed-forward sub-layer")
         parser.add_argument("--head-gates", action="store_true",
                             help="Hard Concrete gate per attention head (L0 pruning; criterion l0_head_cross_entropy)")
+        parser.add_argument("--head-gate-scale", type=float, metavar="S",
+                            help="log_alpha = S * parameter: S > 1 lets a short L0 phase close gates (default 1)")
         for _, flag in HEAD_COUNT_FLAGS:
             parser.add_argument(flag, type=str, metavar="N1,N2,..", help="heads per layer of a pruned model")
         parser.add_argument("--heads-from", type=str, metavar="CHECKPOINT",
@@ -99,7 +101,7 @@ class EfficientStudentModel(TransformerModel):
             shrink_heads(attn, range(n), what=f"{flag} layer {layer}")
         if args.head_gates:
             for attn, _, _ in model.attention_modules():
-                attach_gate(attn)
+                attach_gate(attn, args.head_gate_scale)
         return model
 
     # ------------------------------------------------------------------ heads
@@ -151,6 +153,7 @@ def _student_defaults(args):
     args.decoder_self_attn = getattr(args, "decoder_self_attn", None) or "ssru"
     args.decoder_no_ffn = getattr(args, "decoder_no_ffn", False)
     args.head_gates = getattr(args, "head_gates", False)
+    args.head_gate_scale = getattr(args, "head_gate_scale", None) or 1.0
     for name, _ in HEAD_COUNT_FLAGS:
         setattr(args, name, getattr(args, name, None))
     _copy_head_counts(args)

@@ -24,24 +24,34 @@ BETA, GAMMA, ZETA = 2.0 / 3.0, -0.1, 1.1
 
 
 class HardConcreteGate(nn.Module):
-    def __init__(self, num_heads: int, head_dim: int, init_log_alpha: float = 2.0):
+    """``scale`` multiplies the stored parameter (log_alpha = scale * parameter): Adam moves a parameter by about
+    the learning rate per update whatever its gradient, so a short L0 phase (the CPU demo: hundreds of updates)
+    needs ``scale`` > 1 for a gate to travel from open (log_alpha 2) to exactly closed (log_alpha < -2.4)."""
+
+    def __init__(self, num_heads: int, head_dim: int, init_log_alpha: float = 2.0, scale: float = 1.0):
         super().__init__()
-        self.num_heads, self.head_dim = int(num_heads), int(head_dim)
+        if not scale > 0:
+            raise ValueError(f"--head-gate-scale must be > 0, got {scale}")
+        self.num_heads, self.head_dim, self.scale = int(num_heads), int(head_dim), float(scale)
         # starts mostly open: sigmoid(2) * 1.2 - 0.1 ~ 0.95
-        self.log_alpha = nn.Parameter(torch.full((self.num_heads,), float(init_log_alpha)))
+        self.log_alpha = nn.Parameter(torch.full((self.num_heads,), float(init_log_alpha) / self.scale))
+
+    def alpha(self) -> Tensor:
+        return self.log_alpha * self.scale if self.scale != 1.0 else self.log_alpha
 
     def forward(self) -> Tensor:
         """Gate values ``[H]``: a sample while training, the deterministic value in eval mode."""
+        log_alpha = self.alpha()
         if self.training:
-            u = torch.rand_like(self.log_alpha).clamp(1e-6, 1 - 1e-6)
-            s = torch.sigmoid((torch.log(u) - torch.log1p(-u) + self.log_alpha) / BETA)
+            u = torch.rand_like(log_alpha).clamp(1e-6, 1 - 1e-6)
+            s = torch.sigmoid((torch.log(u) - torch.log1p(-u) + log_alpha) / BETA)
         else:
-            s = torch.sigmoid(self.log_alpha)
+            s = torch.sigmoid(log_alpha)
         return (s * (ZETA - GAMMA) + GAMMA).clamp(0.0, 1.0)
 
     def expected_open(self) -> Tensor:
         """``sum_i 1 - P(g_i = 0 | log_alpha_i)`` (Eq. 3): the differentiable count of open heads."""
-        return torch.sigmoid(self.log_alpha - BETA * math.log(-GAMMA / ZETA)).sum()
+        return torch.sigmoid(self.alpha() - BETA * math.log(-GAMMA / ZETA)).sum()
 
     def scale_heads(self, module, inputs):
         """Forward pre-hook of ``out_proj``: input ``[..., H * D]`` times each head's gate."""
@@ -50,10 +60,10 @@ class HardConcreteGate(nn.Module):
         return (x * g,)
 
 
-def attach_gate(attn) -> HardConcreteGate:
+def attach_gate(attn, scale: float = 1.0) -> HardConcreteGate:
     """Give a fairseq MultiheadAttention a head gate (idempotent)."""
     if getattr(attn, "head_gate", None) is None:
-        gate = HardConcreteGate(attn.num_heads, attn.head_dim).to(attn.out_proj.weight.device)
+        gate = HardConcreteGate(attn.num_heads, attn.head_dim, scale=scale).to(attn.out_proj.weight.device)
         attn.head_gate = gate
         attn._head_gate_hook = attn.out_proj.register_forward_pre_hook(gate.scale_heads)
         attn.skip_embed_dim_check = True  # fairseq's slow path calls out_proj (and so the hook)

@@ -51,6 +51,21 @@ def test_gate_is_exactly_zero_or_open_in_eval_and_sampled_in_training():
                                                          abs=1e-6)
 
 
+def test_gate_scale_multiplies_the_stored_parameter():
+    from fastdec_fairseq.models.head_gates import HardConcreteGate
+
+    a, b = HardConcreteGate(2, 4), HardConcreteGate(2, 4, scale=10.0)
+    assert b.log_alpha.tolist() == pytest.approx([0.2, 0.2])  # init_log_alpha 2 / scale
+    with torch.no_grad():
+        a.log_alpha.copy_(torch.tensor([-3.0, 1.0]))
+        b.log_alpha.copy_(torch.tensor([-0.3, 0.1]))
+    a.eval(), b.eval()
+    torch.testing.assert_close(a(), b())
+    torch.testing.assert_close(a.expected_open(), b.expected_open())
+    with pytest.raises(ValueError, match="--head-gate-scale must be > 0"):
+        HardConcreteGate(2, 4, scale=0.0)
+
+
 @pytest.mark.parametrize("kind", ["ssru", "aan", "attention"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pruned_model_is_smaller_and_computes_the_gated_models_function(kind, seed):
