@@ -60,7 +60,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
     and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
     runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
-    assert len(runs) == 1 + 2 + 4 + 1  # GEC, GAD test + valid, Blockwise valid x 4 variants + test
+    assert len(runs) == 1 + 2 + 4 + 1 + 3  # GEC, GAD test + valid, Blockwise valid x 4 + test, 3 students
     exact_labels, independent = set(), 0
     for path in runs:
         run = read_run(str(path))
@@ -74,7 +74,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
             for label in exact.index:
                 assert run.hyps(label) == reference, (path, label)
             independent += 1
-    assert independent == 4  # GEC, GAD test and valid, Blockwise test
+    assert independent == 4 + 3  # GEC, GAD test and valid, Blockwise test, every student (SSRU, pruned too)
     assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8"} <= exact_labels
     # the relaxed rows are not exact and the speed baseline is fairseq beam 5
     gad = read_run(str(smoke_run / "gad/bench/test"))
@@ -92,8 +92,15 @@ def test_track_tables_read_the_common_results(smoke_run):
     assert set(vs["track"]) == {"blockwise", "gad"}
     gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
     assert gec.loc["iad", "identical_to_greedy_pct"] == 100
+    t3 = pd.read_csv(smoke_run / "students/tables/students_table3.csv").set_index("model")
+    assert list(t3.index) == ["transformer_1_1", "ssru_noffn_2_1", "ssru_noffn_2_1_pruned_0p05"]
+    assert (t3["identical_to_greedy_pct"] == 100).all() and (t3["wps_cpu_b1_beam"] > 0).all()
+    assert t3.loc["ssru_noffn_2_1_pruned_0p05", "params"] <= t3.loc["ssru_noffn_2_1", "params"]
+    gv = pd.read_csv(smoke_run / "students/tables/students_gad_verifier.csv")
+    assert len(gv) == 3 and (gv["identical_to_greedy_pct"] == 100).all()
     for item in ("gad/figures/gad_figure4_speedup.png", "gec/figures/gec_figure5.png",
-                 "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png"):
+                 "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png",
+                 "students/tables/students_figure2.png"):
         assert (smoke_run / item).stat().st_size > 1000, item
 
 
