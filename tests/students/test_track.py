@@ -82,3 +82,13 @@ def _set(path, value):
 def test_bad_config_is_a_clear_error_before_any_job(path, value, message):
     with pytest.raises(Exception, match=re.escape(message)):
         config(mutate=_set(path, value))
+
+
+def test_speed_measurement_runs_every_structure_on_both_decoders():
+    from fastdec.students.speed import STRUCTURES, measure
+
+    rows = measure(embed_dim=16, heads=2, vocab=40, src_len=5, steps=4, rounds=1)
+    assert [r["structure"] for r in rows] == list(STRUCTURES)
+    assert all(r["fairseq_tokens_per_s"] > 0 and r["engine_tokens_per_s"] > 0 for r in rows)
+    params = {r["structure"]: r["params"] for r in rows}
+    assert params["ssru_noffn_3_3"] < params["ssru_3_3"] and params["ssru_noffn_6_1_pruned"] < params["ssru_noffn_6_1"]
