@@ -9,8 +9,10 @@ structure gets random weights of the same sizes, the same source, and decodes ex
   what SequenceGenerator runs), and
 * ``engine``: the engine's verifier (``make_verifier``: StudentVerifier or Verifier) one token a step.
 
-Structures are timed round-robin (``rounds`` x, the fastest round of each kept) so machine load hits them alike;
-the ratios between structures are the result, not the absolute times.
+Structures are timed round-robin, ``rounds`` times, in a fresh random order each round; a structure's speedup is the
+MEDIAN over rounds of (baseline time / its time) within the same round, so bursts of load from other processes
+(which make a "fastest of N" comparison a matter of luck) hit both sides of each ratio alike. The ratios are the
+result; the tokens/s columns are medians too and only as good as the machine was quiet.
 
 CLI: ``python -m fastdec.students.speed --embed-dim 128 --heads 4 --vocab 8000 --steps 30 --out speed.csv``.
 """
@@ -86,21 +88,30 @@ def measure(embed_dim: int = 128, heads: int = 4, vocab: int = 8000, src_len: in
         model, _ = build(kind, ffn, enc, dec, enc_heads, embed_dim=embed_dim, heads=heads, vocab=vocab)
         params = sum(p.numel() for p in model.parameters())
         systems[name] = (model, make_verifier(model), params)
-    best = {(n, w): float("inf") for n in systems for w in ("fairseq", "engine")}
+    import random
+    import statistics
+
+    order = list(systems)
+    times = {(n, w): [] for n in systems for w in ("fairseq", "engine")}
+    rng = random.Random(0)
     for _ in range(rounds):
-        for name, (model, ver, _) in systems.items():
+        rng.shuffle(order)
+        for name in order:
+            model, ver, _ = systems[name]
             for way, fn, obj in (("fairseq", fairseq_decode, model), ("engine", engine_decode, ver)):
                 t0 = time.perf_counter()
                 fn(obj, src, targets)
-                best[(name, way)] = min(best[(name, way)], time.perf_counter() - t0)
+                times[(name, way)].append(time.perf_counter() - t0)
     base = "transformer_3_3" if "transformer_3_3" in systems else next(iter(systems))
     rows = []
     for name, (_, _, params) in systems.items():
         row = {"structure": name, "params": params}
         for way in ("fairseq", "engine"):
-            row[f"{way}_tokens_per_s"] = round(steps / best[(name, way)], 1)
-            row[f"{way}_speedup_vs_{base}"] = round(best[(base, way)] / best[(name, way)], 3)
+            mine, ref = times[(name, way)], times[(base, way)]
+            row[f"{way}_tokens_per_s"] = round(steps / statistics.median(mine), 1)
+            row[f"{way}_speedup_vs_{base}"] = round(statistics.median(r / m for r, m in zip(ref, mine)), 3)
         rows.append(row)
+    rows.append({"structure": f"(rounds={rounds}, steps={steps}, src_len={src_len}, one thread)"})
     return rows
 
 
