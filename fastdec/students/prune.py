@@ -8,7 +8,8 @@ ordinary ``efficient_student`` with per-layer head counts (``--encoder-heads`` /
 computes the same function as the gated model in eval mode. Fine-tune it with ``--finetune-from-model OUT
 --heads-from OUT`` (the paper's 100-150k updates after pruning).
 
-CLI: ``python -m fastdec.students.prune --checkpoint gated.pt --data-bin DIR --out pruned.pt [--report heads.json]``.
+CLI: ``python -m fastdec.students.prune --checkpoint gated.pt --data-bin DIR --out pruned.pt [--report heads.json]``
+(``--no-prune``: the same fresh start checkpoint of an ungated model, for its L0 phase).
 """
 from __future__ import annotations
 
@@ -64,24 +65,29 @@ def prune_model(model) -> Dict[str, List[int]]:
     return head_counts(model)
 
 
-def prune_checkpoint(checkpoint: str, data_bin: str, out: str) -> Dict[str, List[int]]:
-    """Prune a gated fairseq checkpoint and write ``out`` (no optimizer state; counts in its model config)."""
+def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = True) -> Dict[str, List[int]]:
+    """Write ``out``: the start of the next training phase, ``checkpoint`` pruned (``prune``; a gated checkpoint) or
+    as it is, without optimizer state and with fresh training-time / data-loader state: fairseq restores the
+    cumulative training time even with ``--finetune-from-model``, so a phase capped by ``--stop-time-hours`` would
+    otherwise stop after one update when its start checkpoint trained longer than the cap."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
 
     from fastdec.engine.load import load_model
 
     loaded = load_model(checkpoint, data_bin, dtype="float32")
-    counts = prune_model(loaded.model)
+    counts = prune_model(loaded.model) if prune else head_counts(loaded.model)
     state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
-    cfg_model = state["cfg"]["model"]
-    for name, values in counts.items():
-        setattr(cfg_model, name, ",".join(map(str, values)))
-    cfg_model.head_gates = False
-    cfg_model.heads_from = None
+    if prune:
+        cfg_model = state["cfg"]["model"]
+        for name, values in counts.items():
+            setattr(cfg_model, name, ",".join(map(str, values)))
+        cfg_model.head_gates = False
+        cfg_model.heads_from = None
     state["model"] = loaded.model.state_dict()
     state["last_optimizer_state"] = None
     state["optimizer_history"] = state.get("optimizer_history", [])[-1:]
+    state["extra_state"] = {"train_iterator": {"epoch": 1, "iterations_in_epoch": 0, "version": 2}}
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = f"{out}.tmp"
     torch.save(state, tmp)
@@ -95,8 +101,9 @@ def main(argv=None) -> int:
     ap.add_argument("--data-bin", required=True, help="folder with the dictionaries")
     ap.add_argument("--out", required=True, help="pruned checkpoint to write")
     ap.add_argument("--report", help="JSON file: kept heads per layer and in total")
+    ap.add_argument("--no-prune", action="store_true", help="only write a fresh start checkpoint (the L0 phase's)")
     a = ap.parse_args(argv)
-    counts = prune_checkpoint(a.checkpoint, a.data_bin, a.out)
+    counts = prune_checkpoint(a.checkpoint, a.data_bin, a.out, prune=not a.no_prune)
     summary = {"heads": counts, "kept": {k: sum(v) for k, v in counts.items()}}
     if a.report:
         with open(a.report, "w") as f:

@@ -5,9 +5,11 @@ Models, under ``results/<exp>/students/models/<name>/``:
 
 * ``<name>``              every entry of ``students.models``, trained from scratch on the Seq-KD data;
 * ``<base>_l0_<lam>``     the pruning base fine-tuned with head gates and lambda * L_c (criterion
-                          l0_head_cross_entropy); ``pruned.pt`` / ``heads.json`` beside its model.pt are the pruned
-                          checkpoint (students.smk, fastdec.students.prune);
-* ``<base>_pruned_<lam>`` the pruned checkpoint fine-tuned (``--finetune-from-model`` and ``--heads-from``).
+                          l0_head_cross_entropy);
+* ``<base>_pruned_<lam>`` the L0 model pruned and fine-tuned (``--finetune-from-model`` and ``--heads-from``).
+
+Each of the two phases starts from ``students/init/<its name>.pt`` (students.smk, fastdec.students.prune): the base
+model as it is, or the L0 model pruned; both without optimizer state and with a fresh training clock.
 
 ``<lam>`` is lambda with "p" for the decimal point (0.05 -> ``0p05``).
 """
@@ -83,21 +85,30 @@ def _spec(st: dict, name: str, phase: dict = None, extra: dict = None) -> dict:
     return spec
 
 
+def init_source(st: dict, name: str, R: str) -> Tuple[str, bool]:
+    """(checkpoint, prune it) that ``students/init/<name>.pt`` is written from (an L0 or fine-tuning phase)."""
+    M = f"{R}/students/models"
+    for l0, ft, _ in pruned_names(st):
+        if name == l0:
+            return f"{M}/{st['pruning']['base']}/model.pt", False
+        if name == ft:
+            return f"{M}/{l0}/model.pt", True
+    raise ValueError(f"students/init/{name}.pt: {name!r} is no L0 or pruned model of students.pruning")
+
+
 def model_setup(st: dict, name: str, R: str, plugin: str) -> Tuple[dict, Dict[str, str], str]:
     """(train spec, extra inputs, scripts/train.py flags) of one student model."""
-    M = f"{R}/students/models"
     for l0, ft, lam in pruned_names(st):
         pr = st["pruning"]
+        init = f"{R}/students/init/{name}.pt"
         if name == l0:
-            init = f"{M}/{pr['base']}/model.pt"
             extra = {"head-gates": True, "l0-lambda": lam, "head-gate-scale": pr["gate_scale"],
                      "label-smoothing": st["train"]["label_smoothing"], "finetune-from-model": init}
             return (_spec(st, name, pr["l0"], extra), {"init": init},
                     f"--criterion l0_head_cross_entropy --user-dir {plugin}")
         if name == ft:
-            pruned = f"{M}/{l0}/pruned.pt"
-            extra = {"finetune-from-model": pruned, "heads-from": pruned}
-            return _spec(st, name, pr["finetune"], extra), {"init": pruned}, f"--user-dir {plugin}"
+            extra = {"finetune-from-model": init, "heads-from": init}
+            return _spec(st, name, pr["finetune"], extra), {"init": init}, f"--user-dir {plugin}"
     if name not in st["models"]:
         raise ValueError(f"no student {name!r}: students.models has {', '.join(st['models'])}")
     return _spec(st, name), {}, f"--user-dir {plugin}"

@@ -40,10 +40,16 @@ def test_students_train_through_the_one_training_rule_on_seq_kd_data():
     l0 = m.get(W(track="students/", name="ssru_noffn_2_1_l0_0p05"))
     extra = json.loads(l0.spec)["extra_args"]
     assert extra["head-gates"] and extra["l0-lambda"] == 0.05 and "l0_head_cross_entropy" in l0.flags
-    assert l0.inputs["init"] == extra["finetune-from-model"] == f"{R}/students/models/ssru_noffn_2_1/model.pt"
+    assert l0.inputs["init"] == extra["finetune-from-model"] == f"{R}/students/init/ssru_noffn_2_1_l0_0p05.pt"
     ft = m.get(W(track="students/", name="ssru_noffn_2_1_pruned_0p05"))
     extra = json.loads(ft.spec)["extra_args"]
-    assert ft.inputs["init"] == extra["heads-from"] == f"{R}/students/models/ssru_noffn_2_1_l0_0p05/pruned.pt"
+    assert ft.inputs["init"] == extra["heads-from"] == f"{R}/students/init/ssru_noffn_2_1_pruned_0p05.pt"
+    from fastdec.workflow.students import init_source
+
+    assert init_source(p.config["students"], "ssru_noffn_2_1_l0_0p05", R) == (
+        f"{R}/students/models/ssru_noffn_2_1/model.pt", False)
+    assert init_source(p.config["students"], "ssru_noffn_2_1_pruned_0p05", R) == (
+        f"{R}/students/models/ssru_noffn_2_1_l0_0p05/model.pt", True)
     assert json.loads(ft.spec)["max_update"] == 10
     with pytest.raises(ValueError, match="students track trains"):
         m.get(W(track="students/", name="nope"))

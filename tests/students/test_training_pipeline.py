@@ -52,6 +52,8 @@ def test_train_l0_prune_finetune_and_decode(tiny_databin, tmp_path):
                        env=ENV, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     heads = json.loads((tmp_path / "h.json").read_text())
+    state = torch.load(pruned, map_location="cpu", weights_only=False)
+    assert "previous_training_time" not in state["extra_state"] and state["last_optimizer_state"] is None
     assert heads["kept"]["encoder_heads"] <= 12 and heads["kept"]["enc_dec_heads"] <= 4
     fine = tmp_path / "finetuned"
     train(tiny_databin, fine, 20, {"finetune-from-model": pruned, "heads-from": pruned})

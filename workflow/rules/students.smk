@@ -1,32 +1,35 @@
 # The efficient-student track (Hsu et al. 2020): the students and their L0 phases are trained by the ONE training
 # rule (fastdec/workflow/models.py, fastdec/workflow/students.py); benchmark runs and tables go through the ONE
-# bench and table rules (fastdec/tracks/students.py). The track's own step: pruning an L0-trained student (heads
-# with gate 0 removed from the weights) before its fine-tuning.
+# bench and table rules (fastdec/tracks/students.py). The track's own step: the start checkpoint of each pruning
+# phase -- the base student for its L0 phase, the L0 student pruned (heads with gate 0 removed from the weights)
+# for its fine-tuning -- without optimizer state and with a fresh training clock (fastdec.students.prune).
 from fastdec.workflow.models import alternatives
-from fastdec.workflow.students import pruned_names
+from fastdec.workflow.students import init_source, pruned_names
 
-STUDENTS_L0 = [l0 for l0, _, _ in pruned_names(config["students"])]
+STUDENTS = config["students"]
+STUDENTS_PHASES = [n for l0, ft, _ in pruned_names(STUDENTS) for n in (l0, ft)]
 
 
-rule students_prune:
+rule students_init:
     input:
-        model=f"{R}/students/models/{{l0}}/model.pt",
-        dictionary=f"{R}/data-bin/{config['students']['data']}/dict.{SRC}.txt",
+        model=lambda wc: init_source(STUDENTS, wc.name, R)[0],
+        dictionary=f"{R}/data-bin/{STUDENTS['data']}/dict.{SRC}.txt",
     output:
-        pruned=f"{R}/students/models/{{l0}}/pruned.pt",
-        heads=f"{R}/students/models/{{l0}}/heads.json",
+        init=f"{R}/students/init/{{name}}.pt",
+        heads=f"{R}/students/init/{{name}}.heads.json",
     params:
         data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
     wildcard_constraints:
-        l0=alternatives(STUDENTS_L0),
+        name=alternatives(STUDENTS_PHASES),
     log:
-        log("students/prune_{l0}"),
+        log("students/init_{name}"),
     benchmark:
-        bench("students/prune_{l0}")
+        bench("students/init_{name}")
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
     shell:
         "$PY -m fastdec.students.prune --checkpoint {input.model} --data-bin {params.data_bin} "
-        "--out {output.pruned} --report {output.heads} > {log} 2>&1"
+        "--out {output.init} --report {output.heads} {params.no_prune} > {log} 2>&1"
