@@ -79,6 +79,8 @@ def _spec(st: dict, name: str, phase: dict = None, extra: dict = None) -> dict:
     if phase:
         spec["max_update"] = phase["max_update"]
         spec["lr"] = phase.get("lr") or spec["lr"]
+        if phase.get("warmup_updates") is not None:
+            spec["warmup_updates"] = phase["warmup_updates"]
         minutes = phase.get("max_minutes")
     if minutes:
         spec["max_minutes"] = minutes
