@@ -44,6 +44,11 @@ if TRACKS["gad"]:
     include: "workflow/rules/gad.smk"
 
 
+if TRACKS["students"]:
+
+    include: "workflow/rules/students.smk"
+
+
 # Every track's benchmark runs and tables: one bench rule and one table rule (runs and tables: fastdec/tracks/).
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/report.smk"

@@ -52,8 +52,8 @@ def main(a: argparse.Namespace) -> int:
 
     import torch
 
-    from fastdec.engine.load import load_model
-    from fastdec.engine.verifier import Verifier, resolve_device_dtype
+    from fastdec.engine.load import load_model, make_verifier
+    from fastdec.engine.verifier import resolve_device_dtype
     from fastdec.text import read_lines
 
     from .results import write_run
@@ -74,7 +74,7 @@ def main(a: argparse.Namespace) -> int:
     if not lines:
         raise ValueError(f"{a.input} is empty")
     loaded = load_model(a.checkpoint, a.data_bin, device=a.device, dtype=a.dtype, user_dir=a.user_dir)
-    verifier = Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)
+    verifier = make_verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)
     sources = [loaded.encode(line) for line in lines]
     for i, s in enumerate(sources):
         if s.numel() > verifier.max_source_positions:

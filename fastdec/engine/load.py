@@ -13,7 +13,7 @@ from .verifier import resolve_device_dtype
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LoadedModel", "load_model"]
+__all__ = ["LoadedModel", "load_model", "make_verifier"]
 
 
 @dataclass
@@ -79,3 +79,14 @@ def load_model(checkpoint, data_bin=None, *, device: Any = "cpu", dtype: Any = N
     model.eval()
     return LoadedModel(model=model, task=task, cfg=cfg, src_dict=task.source_dictionary,
                        tgt_dict=task.target_dictionary, device=dev, dtype=dt)
+
+
+def make_verifier(model, *, device: Any = None, dtype: Any = None):
+    """The engine's verifier for ``model``: the efficient student's own cached decoder (SSRU / AAN state per
+    position, per-layer head counts) for ``efficient_student`` models, else the Transformer :class:`Verifier`."""
+    from .student_verifier import StudentVerifier, is_student
+    from .verifier import Verifier
+
+    if is_student(model):
+        return StudentVerifier(model, device=device, dtype=dtype)
+    return Verifier(model, device=device, dtype=dtype)

@@ -54,6 +54,7 @@ ILLUSTRATION = "an illustration of the method, no measured data"
 HUMAN = "needs human evaluation"
 T = "gad/tables/"
 B = "blockwise/tables/"
+S = "students/tables/"
 
 REGISTRY: List[Entry] = [
     # ---- Xia et al. 2022 (GAD)
@@ -140,11 +141,17 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
        B + "blockwise_vs_gad.csv"),
     # ---- Hsu et al. 2020 (efficient inference for NMT)
-    _y("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed", "no track for these architectures"),
-    _y("Hsu", "Table 2", "L0 head pruning on a 12-1 model", "no track for head pruning"),
-    _y("Hsu", "Table 3", "GPU batch-128 and CPU batch-1 decoding speed", "no track for these architectures"),
+    _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched)",
+       S + "students_table1.csv"),
+    _d("Hsu", "Table 2", "L0 head pruning (demo: a 6-1 SSRU student): heads kept, BLEU, speed",
+       S + "students_table2.csv"),
+    _d("Hsu", "Table 3", "all students: BLEU, CPU batch-1 and batched speed, parameters, speedup",
+       S + "students_table3.csv"),
     _n("Hsu", "Figure 1", "efficient Transformer architecture", ILLUSTRATION),
-    _y("Hsu", "Figure 2", "quality vs speed over encoder/decoder depths", "no depth sweep track"),
+    _d("Hsu", "Figure 2", "quality vs speed over encoder/decoder depths", S + "students_figure2.png"),
+    _d("Hsu", "Figure 2 (data)", "the figure's points", S + "students_figure2.csv"),
+    _d("Hsu", "Student as GAD verifier", "beyond the paper: GAD with an efficient student as its verifier",
+       S + "students_gad_verifier.csv"),
 ]
 
 

@@ -21,7 +21,7 @@ __all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "tab
            "ct2_conversions"]
 
 # config `tracks:` switch -> track module
-TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
+TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise", "students": "students"}
 
 
 @dataclass

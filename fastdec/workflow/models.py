@@ -11,6 +11,7 @@ track          name                            trained on / from
 gec/           gec                             gec/data-bin
 gad/           drafter_k<K>                    data-bin/distill, initialised from the verifier (gad.train)
 blockwise/     <variant>_k<K>                  on top of the baseline or the verifier (blockwise.VARIANT_SETUP)
+students/      <name>, <base>_l0|pruned_<lam>  data-bin/distill (Hsu et al. students, fastdec.workflow.students)
 =============  ==============================  ===========================================================
 
 What differs per model (inputs, the fairseq-train spec, task/criterion/--user-dir, threads and resources, priority)
@@ -25,6 +26,7 @@ from functools import lru_cache
 from typing import Dict
 
 from fastdec.workflow import blockwise as bwf
+from fastdec.workflow import students as stw
 
 
 def alternatives(values) -> str:
@@ -40,6 +42,7 @@ TRACKS = {
     "gec/": ("gec_iad", r"gec"),
     "gad/": ("gad", r"drafter_k\d+"),
     "blockwise/": ("blockwise", r"(?:regular|distill|finetune|both)_k\d+"),
+    "students/": ("students", stw.NAME_REGEX),
 }
 # resources when a config section leaves them out (the schemas fill them in)
 DEFAULTS = {"threads": 2, "mem_mb": 4000, "runtime": 60, "gpus": 0}
@@ -96,6 +99,14 @@ class Models:
             spec = p.gad.train_spec(name[len("drafter_k"):], inputs.get("init"), inputs.get("verifier"))
             return Model(spec, p.gad.data, inputs, p.config["gad"]["train"],
                          f"--task block_drafting --criterion glat_block_loss --user-dir {p.plugin}")
+        if track == "students/":
+            st = p.students
+            if name not in stw.model_names(st):
+                raise ValueError(f"no model students/models/{name}: the students track trains "
+                                 f"{', '.join(stw.model_names(st))}")
+            data = f"{R}/data-bin/{st['data']}"
+            spec, inputs, flags = stw.model_setup(st, name, R, p.plugin)
+            return Model(json.dumps(spec), data, {"data": f"{data}/dict.{src}.txt", **inputs}, st["train"], flags)
         variant, k = name.rsplit("_k", 1)
         base_model, data_name, _ = bwf.VARIANT_SETUP[variant]
         base, data = f"{R}/models/{base_model}/model.pt", f"{R}/data-bin/{data_name}"

@@ -16,12 +16,12 @@ from fastdec.workflow.models import Models, alternatives
 from fastdec.tracks.mt import at_systems
 
 # config switch -> the track's config section and its schema (workflow/schemas/)
-SECTIONS = {"gec_iad": "gec", "gad": "gad", "blockwise": "blockwise"}
+SECTIONS = {"gec_iad": "gec", "gad": "gad", "blockwise": "blockwise", "students": "students"}
 
 
 def mt_chain(tracks: dict) -> bool:
     """The MT chain (teacher -> Seq-KD -> verifier) feeds the MT tracks."""
-    return bool(tracks["mt_at"] or tracks["gad"] or tracks["blockwise"])
+    return bool(tracks["mt_at"] or tracks["gad"] or tracks["blockwise"] or tracks.get("students"))
 
 
 def check_config(config: dict, repo: str) -> None:
@@ -46,6 +46,10 @@ def check_config(config: dict, repo: str) -> None:
         check_bea19(config["gec"]["data"])
     if tracks["blockwise"]:
         bwf.check_config(config["blockwise"], config["device"])
+    if tracks.get("students"):
+        from fastdec.workflow.students import check_config as check_students
+
+        check_students(config["students"])
 
 
 def job_python(workflow) -> str:
@@ -114,6 +118,7 @@ class Plan:
         self.gad = (GadPlan(config["gad"], R, self.src, self.tgt, config["train"]["verifier"]) if on["gad"]
                     else None)
         self.bw = config["blockwise"] if on["blockwise"] else None
+        self.students = config["students"] if on.get("students") else None
         self.models = Models(self)
         self.datasets: Dict[str, Dataset] = {}
         if self.mt_chain:

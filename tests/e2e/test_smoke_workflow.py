@@ -52,7 +52,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
     and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
     runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
-    assert len(runs) == 1 + 2 + 4 + 1 + 2  # GEC, GAD test + valid, Blockwise valid x 4 variants + test, batch runs
+    assert len(runs) == 1 + 2 + 4 + 1 + 2 + 3  # GEC, GAD test + valid, Blockwise valid x 4 + test, batch, students
     exact_labels, independent = set(), 0
     for path in runs:
         run = read_run(str(path))
@@ -66,7 +66,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
             for label in exact.index:
                 assert run.hyps(label) == reference, (path, label)
             independent += 1
-    assert independent == 6  # GEC, GAD test and valid, Blockwise test, the GEC and GAD batch runs
+    assert independent == 6 + 3  # GEC, GAD test and valid, Blockwise test, GEC and GAD batch runs, every student
     assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8", "iad-bs4", "gad-k4-bs4",
             "greedy-bs4"} <= exact_labels
     # the relaxed rows are not exact and the speed baseline is fairseq beam 5
@@ -91,9 +91,16 @@ def test_track_tables_read_the_common_results(smoke_run):
     assert len(steps) >= 1 and steps["tokens"].min() >= 1 and steps["text"].iloc[-1].endswith("<EOS>")
     hp = pd.read_csv(smoke_run / "gad/tables/gad_table10_hyperparameters.csv").set_index(["model", "hyperparameter"])
     assert hp.loc[("drafter", "warmup updates"), "paper"] == "10000"
+    t3 = pd.read_csv(smoke_run / "students/tables/students_table3.csv").set_index("model")
+    assert list(t3.index) == ["transformer_1_1", "ssru_noffn_2_1", "ssru_noffn_2_1_pruned_0p05"]
+    assert (t3["identical_to_greedy_pct"] == 100).all() and (t3["wps_cpu_b1_beam"] > 0).all()
+    assert t3.loc["ssru_noffn_2_1_pruned_0p05", "params"] <= t3.loc["ssru_noffn_2_1", "params"]
+    gv = pd.read_csv(smoke_run / "students/tables/students_gad_verifier.csv")
+    assert len(gv) == 3 and (gv["identical_to_greedy_pct"] == 100).all()
     for item in ("gad/figures/gad_figure4_speedup.png", "gad/figures/gad_figure1_bleu_speedup.png",
-                 "gec/figures/gec_figure5.png", "gec/figures/gec_figure6_batch.png", "gad/figures/gad_figure7_batch.png",
-                 "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png"):
+                 "gec/figures/gec_figure5.png", "gec/figures/gec_figure6_batch.png",
+                 "gad/figures/gad_figure7_batch.png", "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png",
+                 "students/tables/students_figure2.png"):
         assert (smoke_run / item).stat().st_size > 1000, item
 
 

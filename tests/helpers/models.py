@@ -52,13 +52,18 @@ def train_copy_model(steps: int = 300, *, seed: int = 0, lr: float = 3e-3, batch
     Returns ``(model, dictionary)`` in float32 eval mode. Used to get a model on which IAD accepts
     long blocks (its output nearly copies its input), as in GEC.
     """
-    import numpy as np
-    import torch.nn.functional as F
-
     kwargs = dict(n_symbols=24, layers=2, embed_dim=64, heads=4, ffn_dim=128, dtype=torch.float32,
                   share_all_embeddings=True, seed=seed)
     kwargs.update(model_kwargs)
     model, d, _ = build_random_transformer(**kwargs)
+    return fit_copy_task(model, d, steps, seed=seed, lr=lr, batch=batch), d
+
+
+def fit_copy_task(model, d, steps: int, *, seed: int = 0, lr: float = 3e-3, batch: int = 32):
+    """Train ``model`` in place on :func:`copy_task_batch` without dropout (Adam); returns it in eval mode."""
+    import numpy as np
+    import torch.nn.functional as F
+
     for m in model.modules():  # no dropout while training the toy model
         if hasattr(m, "p") and m.__class__.__name__ == "FairseqDropout":
             m.p = 0.0
@@ -73,7 +78,7 @@ def train_copy_model(steps: int = 300, *, seed: int = 0, lr: float = 3e-3, batch
         loss.backward()
         opt.step()
     model.eval()
-    return model, d
+    return model
 
 
 def build_random_blockwise(block_size: int = 4, *, dictionary=None, n_symbols: int = 30, layers: int = 2,

@@ -1,0 +1,116 @@
+"""What the efficient-student track trains (through the ONE training rule, fastdec.workflow.models) and prunes
+(workflow/rules/students.smk). All functions take the validated ``students:`` section (defaults filled in).
+
+Models, under ``results/<exp>/students/models/<name>/``:
+
+* ``<name>``              every entry of ``students.models``, trained from scratch on the Seq-KD data;
+* ``<base>_l0_<lam>``     the pruning base fine-tuned with head gates and lambda * L_c (criterion
+                          l0_head_cross_entropy);
+* ``<base>_pruned_<lam>`` the L0 model pruned and fine-tuned (``--finetune-from-model`` and ``--heads-from``).
+
+Each of the two phases starts from ``students/init/<its name>.pt`` (students.smk, fastdec.students.prune): the base
+model as it is, or the L0 model pruned; both without optimizer state and with a fresh training clock.
+
+``<lam>`` is lambda with "p" for the decimal point (0.05 -> ``0p05``).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+TRAIN_KEYS = ("max_update", "max_tokens", "update_freq", "lr", "warmup_updates", "dropout", "label_smoothing",
+              "save_interval_updates")
+NAME_REGEX = r"[a-z][a-z0-9_]*"
+
+
+def lambda_tag(lam: float) -> str:
+    text = f"{float(lam):g}"
+    if "e" in text:
+        raise ValueError(f"config students.pruning.lambdas: write {lam} as a plain decimal (e.g. 0.0001)")
+    return text.replace(".", "p")
+
+
+def check_config(st: dict) -> None:
+    """Cross-key checks the schema cannot express (clear ValueError naming the key)."""
+    models = st["models"]
+    if st["baseline"] not in models:
+        raise ValueError(f"config students.baseline {st['baseline']!r} is not a key of students.models "
+                         f"({', '.join(models)})")
+    if models[st["baseline"]]["self_attn"] != "attention":
+        raise ValueError("config students.baseline must name a standard-attention student (self_attn: attention)")
+    for name, m in models.items():
+        if not m.get("ffn", True) and m["self_attn"] == "attention":
+            raise ValueError(f"config students.models.{name}: ffn: false needs self_attn ssru or aan")
+    pr = st.get("pruning")
+    if pr:
+        if pr["base"] not in models:
+            raise ValueError(f"config students.pruning.base {pr['base']!r} is not a key of students.models")
+        for lam in pr["lambdas"]:
+            if lam < 0:
+                raise ValueError(f"config students.pruning.lambdas: lambda must be >= 0, got {lam}")
+            lambda_tag(lam)
+
+
+def pruned_names(st: dict) -> List[Tuple[str, str, float]]:
+    """(L0-phase model, fine-tuned pruned model, lambda) of every lambda."""
+    pr = st.get("pruning")
+    if not pr:
+        return []
+    return [(f"{pr['base']}_l0_{lambda_tag(l)}", f"{pr['base']}_pruned_{lambda_tag(l)}", l) for l in pr["lambdas"]]
+
+
+def model_names(st: dict) -> List[str]:
+    return list(st["models"]) + [n for l0, ft, _ in pruned_names(st) for n in (l0, ft)]
+
+
+def structure(st: dict, name: str) -> dict:
+    """The ``students.models`` entry a model (or its pruning base) has."""
+    for l0, ft, _ in pruned_names(st):
+        if name in (l0, ft):
+            return st["models"][st["pruning"]["base"]]
+    return st["models"][name]
+
+
+def _spec(st: dict, name: str, phase: dict = None, extra: dict = None) -> dict:
+    t, m = st["train"], structure(st, name)
+    flags = {**t["extra_args"], "encoder-layers": m["encoder_layers"], "decoder-layers": m["decoder_layers"],
+             "decoder-self-attn": m["self_attn"], "decoder-no-ffn": not m.get("ffn", True), **(extra or {})}
+    spec = {"arch": t["arch"], **{k: t[k] for k in TRAIN_KEYS}, "extra_args": flags}
+    minutes = t.get("max_minutes")
+    if phase:
+        spec["max_update"] = phase["max_update"]
+        spec["lr"] = phase.get("lr") or spec["lr"]
+        if phase.get("warmup_updates") is not None:
+            spec["warmup_updates"] = phase["warmup_updates"]
+        minutes = phase.get("max_minutes")
+    if minutes:
+        spec["max_minutes"] = minutes
+    return spec
+
+
+def init_source(st: dict, name: str, R: str) -> Tuple[str, bool]:
+    """(checkpoint, prune it) that ``students/init/<name>.pt`` is written from (an L0 or fine-tuning phase)."""
+    M = f"{R}/students/models"
+    for l0, ft, _ in pruned_names(st):
+        if name == l0:
+            return f"{M}/{st['pruning']['base']}/model.pt", False
+        if name == ft:
+            return f"{M}/{l0}/model.pt", True
+    raise ValueError(f"students/init/{name}.pt: {name!r} is no L0 or pruned model of students.pruning")
+
+
+def model_setup(st: dict, name: str, R: str, plugin: str) -> Tuple[dict, Dict[str, str], str]:
+    """(train spec, extra inputs, scripts/train.py flags) of one student model."""
+    for l0, ft, lam in pruned_names(st):
+        pr = st["pruning"]
+        init = f"{R}/students/init/{name}.pt"
+        if name == l0:
+            extra = {"head-gates": True, "l0-lambda": lam, "head-gate-scale": pr["gate_scale"],
+                     "label-smoothing": st["train"]["label_smoothing"], "finetune-from-model": init}
+            return (_spec(st, name, pr["l0"], extra), {"init": init},
+                    f"--criterion l0_head_cross_entropy --user-dir {plugin}")
+        if name == ft:
+            extra = {"finetune-from-model": init, "heads-from": init}
+            return _spec(st, name, pr["finetune"], extra), {"init": init}, f"--user-dir {plugin}"
+    if name not in st["models"]:
+        raise ValueError(f"no student {name!r}: students.models has {', '.join(st['models'])}")
+    return _spec(st, name), {}, f"--user-dir {plugin}"

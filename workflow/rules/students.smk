@@ -1,0 +1,35 @@
+# The efficient-student track (Hsu et al. 2020): the students and their L0 phases are trained by the ONE training
+# rule (fastdec/workflow/models.py, fastdec/workflow/students.py); benchmark runs and tables go through the ONE
+# bench and table rules (fastdec/tracks/students.py). The track's own step: the start checkpoint of each pruning
+# phase -- the base student for its L0 phase, the L0 student pruned (heads with gate 0 removed from the weights)
+# for its fine-tuning -- without optimizer state and with a fresh training clock (fastdec.students.prune).
+from fastdec.workflow.models import alternatives
+from fastdec.workflow.students import init_source, pruned_names
+
+STUDENTS = config["students"]
+STUDENTS_PHASES = [n for l0, ft, _ in pruned_names(STUDENTS) for n in (l0, ft)]
+
+
+rule students_init:
+    input:
+        model=lambda wc: init_source(STUDENTS, wc.name, R)[0],
+        dictionary=f"{R}/data-bin/{STUDENTS['data']}/dict.{SRC}.txt",
+    output:
+        init=f"{R}/students/init/{{name}}.pt",
+        heads=f"{R}/students/init/{{name}}.heads.json",
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
+    wildcard_constraints:
+        name=alternatives(STUDENTS_PHASES),
+    log:
+        log("students/init_{name}"),
+    benchmark:
+        bench("students/init_{name}")
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    shell:
+        "$PY -m fastdec.students.prune --checkpoint {input.model} --data-bin {params.data_bin} "
+        "--out {output.init} --report {output.heads} {params.no_prune} > {log} 2>&1"
