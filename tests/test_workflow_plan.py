@@ -90,3 +90,27 @@ def test_cross_field_checks_name_the_key():
         plan(mutate=lambda c: c["blockwise"]["decode"].update(min_block_sizes=[99]))
     with pytest.raises(ValueError, match="no `gad:` section"):
         plan(mutate=lambda c: c.pop("gad"))
+
+
+def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
+    """A run that decodes on CUDA must ask the scheduler for a GPU (a cluster job without one cannot see CUDA)."""
+    import copy
+
+    import pytest
+    from snakemake.utils import validate
+
+    from fastdec.tracks import bench_runs
+    from fastdec.workflow.plan import check_config
+
+    def load(name):
+        cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
+        validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+        check_config(cfg, str(REPO))  # each track's section with its defaults
+        return cfg
+
+    cuda = copy.deepcopy(load("smoke")) | {"device": "cuda"}
+    cuda["tracks"] = {**cuda["tracks"], "blockwise": False}  # its int8 heads are CPU-only (another error)
+    with pytest.raises(ValueError, match="asks for no GPU"):
+        bench_runs(cuda, "R")
+    runs = bench_runs(load("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU
+    assert {r.device for k, r in runs.items() if k.startswith("students/")} == {"cpu"}

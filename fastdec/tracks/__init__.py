@@ -115,8 +115,11 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     out: Dict[str, BenchRun] = {}
     for track in _enabled(config):
         out.update(getattr(track_module(track), "bench_runs", lambda c, r: {})(config, R))
-    for run in out.values():  # one precision for the whole workflow (config dtype); CPU runs stay float32
+    for name, run in out.items():  # one precision for the whole workflow (config dtype); CPU runs stay float32
         run.dtype = config.get("dtype", "float32") if run.device == "cuda" else "float32"
+        if run.device == "cuda" and not run.gpus:
+            raise ValueError(f"config: the {run.track} track's run {name} decodes on CUDA but asks for no GPU; set the "
+                             f"track's gpus (e.g. {run.track}.decode.gpus or {run.track}.gpus) to 1")
     return out
 
 

@@ -65,7 +65,9 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         "students", checkpoint=f"{R}/students/models/{name}/model.pt",
         dictionary=f"{R}/data-bin/{st['data']}/dict.{src}.txt", src=f"{R}/data/bpe/test.{src}",
         methods=methods(config, st, R), ref=f"{R}/data/raw/test.{tgt}", lang=tgt, drafters=[drafter] if drafter else [],
-        limit=dec["sentences"], warmup=dec["warmup"], threads=dec["threads"], device=config.get("device", "cpu"),
+        limit=dec["sentences"], warmup=dec["warmup"], threads=dec["threads"],
+        # no GPU asked for: the paper's CPU batch-1 setting, on the CPU even in a CUDA config
+        device=config.get("device", "cpu") if dec["gpus"] else "cpu",
         max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=dec["mem_mb"],
         runtime=dec["runtime"], gpus=dec["gpus"]) for name in decoded_models(st)}
 

@@ -11,6 +11,8 @@ from helpers.workflow_runs import REPO, SNAKEMAKE
 
 # rule -> GPUs per job in config/wmt14_ende.yaml (train: the teacher/baseline/verifier, drafters and Blockwise models)
 GPU_RULES = {"train": 8, "distill_shard": 1, "decode_fairseq": 1, "bench": 1, "gad_table8_memory": 1}
+# the students track measures the paper's CPU batch-1 speed: its bench runs ask for no GPU in this config
+CPU_BENCH = "students/bench/"
 
 
 class Resources(dict):
@@ -29,21 +31,27 @@ def paper_scale_jobs(tmp_path_factory):
     for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", r.stdout):
         m = re.match(r"(?:local)?rule (\w+):\n", block)
         res = re.search(r"^\s*resources: (.*)$", block, re.M)
+        out = re.search(r"^\s*output: (\S+)", block, re.M)
         if m and res:
             values = dict(kv.split("=", 1) for kv in res.group(1).split(", "))
-            jobs.append((m.group(1), Resources({k: int(v) if v.isdigit() else v for k, v in values.items()})))
+            rule = m.group(1) if not (out and CPU_BENCH in out.group(1)) else "bench (students, CPU)"
+            jobs.append((rule, Resources({k: int(v) if v.isdigit() else v for k, v in values.items()}),
+                         out.group(1) if out else ""))
     return jobs
 
 
 def test_gpu_rules_request_gpus_and_cpu_rules_none(paper_scale_jobs):
-    rules = {rule for rule, _ in paper_scale_jobs}
+    rules = {rule for rule, _, _ in paper_scale_jobs}
     assert set(GPU_RULES) <= rules and {"prepare_split", "learn_bpe", "binarize", "table", "report"} <= rules
-    for rule, resources in paper_scale_jobs:
+    for rule, resources, _ in paper_scale_jobs:
         gres = set_gres_string(type("Job", (), {"resources": resources}))
         if rule in GPU_RULES:
             assert resources["gpu"] == GPU_RULES[rule], rule
             assert gres == f" --gpus={GPU_RULES[rule]}", (rule, gres)
         else:
             assert not resources.get("gpu") and gres == "", (rule, resources)
-    trainings = [r for rule, r in paper_scale_jobs if rule == "train"]
-    assert len(trainings) == 3 + 5 + 5 * 4  # MT chain, GAD drafters k=10..30, Blockwise k x 4 variants
+    trainings = [out for rule, _, out in paper_scale_jobs if rule == "train"]
+    students = [out for out in trainings if "/students/" in out]
+    # MT chain, GAD drafters k=10..30, Blockwise k x 4 variants; the students: 12 structures, 3 L0 phases, 3 fine-tunes
+    assert len(trainings) - len(students) == 3 + 5 + 5 * 4 and len(students) == 12 + 3 + 3
+    assert sum(rule == "bench (students, CPU)" for rule, _, _ in paper_scale_jobs) == 15
