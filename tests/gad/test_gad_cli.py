@@ -80,6 +80,10 @@ def _track_layout(R, tiny_databin, ver_ckpt, nat_ckpt):
                          (R / "data-bin/distill", tiny_databin)):
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(target)
+    from fastdec.engine.ctranslate2_backend import convert
+
+    # the smoke config's CTranslate2 rows read the verifier as rule ct2_convert writes it
+    convert(str(ver_ckpt), str(tiny_databin), str(R / "models/verifier/ct2"), source_lang="src", target_lang="tgt")
     d = Dictionary.load(str(tiny_databin / "dict.src.txt"))
     for split in ("test", "valid"):
         for side, folder in (("src", "bpe"), ("tgt", "raw")):
@@ -117,7 +121,8 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     test, valid = read_run(f"{R}/gad/bench/test"), read_run(f"{R}/gad/bench/valid")
     s = test.summary
     assert list(s.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
-                             "gad-k4-top5-tau3"]
+                             "gad-k4-top5-tau3", "ct2-greedy", "ct2-beam5"]
+    assert s.loc["ct2-greedy", "sent_per_s"] > 0 and s.loc["ct2-beam5", "bleu"] >= 0
     assert (s["n_sentences"] == 12).all() and (valid.summary["n_sentences"] == 8).all()
     for run, label in ((test, "gad-k4"), (valid, "gad-k2"), (valid, "gad-k4"), (test, "fairseq-greedy")):
         assert run.summary.loc[label, "identical_to_greedy_pct"] == 100.0, label
