@@ -67,6 +67,8 @@ def local_config(tmp_path, base_url, name="wmt14_ende"):
     for spec in cfg["data"]["download"]["archives"].values():
         spec["url"] = base_url + "/" + spec["url"].rsplit("/", 1)[1]
     cfg["experiment"] = "wmt14_fixture"
+    # the fetch and prepare rules do not depend on the device; a CUDA config stops at start on a machine without CUDA
+    cfg["device"] = "cpu"
     path = tmp_path / "wmt14_fixture.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
