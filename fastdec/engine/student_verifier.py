@@ -52,6 +52,8 @@ class StudentVerifier:
     check_source = Verifier.check_source
     start = Verifier.start
     rollback = Verifier.rollback
+    new_tokens = Verifier.new_tokens
+    embed = Verifier.embed
 
     def __init__(self, model, *, device: Any = None, dtype: Any = None):
         from fastdec_fairseq.models.student_layers import aan_prefix_sum, ssru_scan
@@ -171,23 +173,11 @@ class StudentVerifier:
         """Feed ``n >= 1`` tokens at positions ``length .. length+n-1`` and append their state."""
         if self.encoder_out is None:
             raise RuntimeError("call StudentVerifier.start(src_tokens) first")
-        if not isinstance(tokens, Tensor):
-            tokens = torch.tensor(tokens, dtype=torch.long)
-        if tokens.dim() != 1 or tokens.numel() == 0:
-            raise ValueError("tokens must be a non-empty 1-D sequence")
-        tokens = tokens.to(self.device)
+        tokens = self.new_tokens(tokens)
         n, t0 = tokens.numel(), self.length
         t1 = t0 + n
         self._ensure_capacity(t1)
-        x = F.embedding(tokens, self.embed_w)
-        if self.embed_scale != 1.0:
-            x = x * self.embed_scale
-        if self.project_in is not None:
-            x = F.linear(x, self.project_in)
-        if self._pos_table is not None:
-            x = x + self._pos_table[t0:t1]
-        if self.ln_emb is not None:
-            x = _apply_ln(x, self.ln_emb)
+        x = self.embed(tokens, self._pos_table[t0:t1] if self._pos_table is not None else None)
         nb = self.normalize_before
         for li, L in enumerate(self.layers):
             residual = x

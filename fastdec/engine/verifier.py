@@ -325,11 +325,7 @@ class Verifier:
         """Feed ``n >= 1`` tokens at positions ``length .. length+n-1``; append them to the cache."""
         if self.enc_k is None:
             raise RuntimeError("call Verifier.start(src_tokens) first")
-        if not isinstance(tokens, Tensor):
-            tokens = torch.tensor(tokens, dtype=torch.long)
-        if tokens.dim() != 1 or tokens.numel() == 0:
-            raise ValueError("tokens must be a non-empty 1-D sequence")
-        tokens = tokens.to(self.device, non_blocking=True)
+        tokens = self.new_tokens(tokens)
         n = tokens.numel()
         t0 = self.length
         t1 = t0 + n
@@ -348,6 +344,14 @@ class Verifier:
         self.length = t1
         logits = self.output_layer(x) if need_logits else None
         return VerifierOutput(logits=logits, hidden=x)
+
+    def new_tokens(self, tokens) -> Tensor:
+        """The tokens of one forward call as a non-empty 1-D LongTensor on the model's device."""
+        if not isinstance(tokens, Tensor):
+            tokens = torch.tensor(tokens, dtype=torch.long)
+        if tokens.dim() != 1 or tokens.numel() == 0:
+            raise ValueError("tokens must be a non-empty 1-D sequence")
+        return tokens.to(self.device, non_blocking=True)
 
     # ------------------------------------------------------------------ the decoder forward (any batch size)
     def embed(self, tokens: Tensor, positions: Optional[Tensor]) -> Tensor:
