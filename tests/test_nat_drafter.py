@@ -328,3 +328,65 @@ def test_fairseq_train_then_load_and_decode(tiny_databin, tmp_path):
         assert r.stats.iterations == (len(toks) - 1) // 4 + 1 or len(toks) == 21
         assert r.stats.time_encoder > 0 and r.stats.time_modules["drafter_decoder"] > 0
     assert not model.training
+
+
+def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tmp_path):
+    """--drafter-attention prefix-causal --freeze-encoder, started from an AT model (--finetune-from-model via the
+    workflow's init_drafter): fairseq-train learns, the encoder stays the AT model's (the <mask> row trains), and the
+    engine then reads the AT verifier's encoder output and drafts exactly what fairseq's full forward drafts."""
+    env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", OMP_NUM_THREADS="1")
+    common = ["--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-3", "--lr-scheduler", "inverse_sqrt",
+              "--warmup-updates", "10", "--dropout", "0.0", "--max-tokens", "600", "--cpu", "--seed", "1",
+              "--no-epoch-checkpoints", "--save-interval", "1000", "--validate-interval", "1000",
+              "--log-format", "simple", "--log-interval", "10", "--num-workers", "0", "--no-progress-bar",
+              "--encoder-layers", "2", "--decoder-layers", "2", "--encoder-embed-dim", "64",
+              "--decoder-embed-dim", "64", "--encoder-ffn-embed-dim", "128", "--decoder-ffn-embed-dim", "128",
+              "--encoder-attention-heads", "2", "--decoder-attention-heads", "2"]
+    at_dir = tmp_path / "at"
+    res = subprocess.run([str(BIN / "fairseq-train"), str(tiny_databin), "--arch", "transformer", "--max-update",
+                          "20", "--save-dir", str(at_dir), *common], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    init = tmp_path / "init.pt"
+    res = subprocess.run([sys.executable, str(REPO / "scripts" / "gad_init_drafter.py"), "--verifier",
+                          str(at_dir / "checkpoint_last.pt"), "--dict", str(tiny_databin / "dict.tgt.txt"),
+                          "--output", str(init)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    save = tmp_path / "nat"
+    res = subprocess.run([str(BIN / "fairseq-train"), str(tiny_databin), "--user-dir", str(PLUGIN), "--task",
+                          "block_drafting", "--block-size", "4", "--arch", "nat_block_drafter",
+                          "--criterion", "glat_block_loss", "--drafter-attention", "prefix-causal",
+                          "--freeze-encoder", "--finetune-from-model", str(init), "--max-update", "60",
+                          "--save-dir", str(save), *common], capture_output=True, text=True, env=env, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    inner = _losses(out, "train_inner")
+    assert len(inner) >= 5 and inner[-1] < inner[0] - 0.3, inner
+
+    from fairseq import checkpoint_utils
+
+    from fastdec.engine import Verifier, accept_top1, draft_verify_accept, greedy_decode
+    from fastdec.engine.nat_drafter import NATDrafter, encoders_match
+
+    (at,), _ = checkpoint_utils.load_model_ensemble([str(at_dir / "checkpoint_last.pt")])
+    (nat,), _ = checkpoint_utils.load_model_ensemble([str(save / "checkpoint_last.pt")])
+    start = torch.load(init, map_location="cpu", weights_only=False)["model"]
+    assert nat.decoder.prefix_causal
+    assert encoders_match(nat.encoder, at.encoder)
+    mask_row = nat.mask_idx
+    assert not torch.equal(nat.decoder.embed_tokens.weight[mask_row], start["decoder.embed_tokens.weight"][mask_row])
+    assert not torch.equal(nat.decoder.layers[0].fc1.weight, start["decoder.layers.0.fc1.weight"])
+    ver = Verifier(at.eval())
+    drafter = NATDrafter(nat, k=4, verifier_vocab_size=ver.vocab_size)
+    assert drafter.share_encoder_with(ver) and drafter.prefix_causal
+    _, task = _setup(tiny_databin)
+    task.load_dataset("test")
+    full = NATDrafter(nat, k=4, fast=False)
+    for i in range(5):
+        src = task.datasets["test"][i]["source"]
+        r = draft_verify_accept(ver, src, drafter, accept_top1, max_len_a=1.2, max_len_b=10)
+        assert r.tokens == greedy_decode(ver, src, max_len_a=1.2, max_len_b=10).tokens
+        enc = full.encode(src)
+        prefix = [EOS] + r.tokens[:3]
+        assert torch.equal(drafter.block(ver.encoder_out, prefix), full.block(enc, prefix))

@@ -14,6 +14,12 @@ its bidirectional decoder and returns the argmax of the ``k`` mask positions. Th
 self-attention is bidirectional, so every pass re-reads the whole prefix -- the "NAT decoder" cost of Table 7); it
 runs through the engine's own decoder forward (a :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``).
 
+A drafter trained with ``--drafter-attention prefix-causal`` is causal over the prefix and bidirectional among its
+``k`` masks only: its runner keeps the prefix's keys/values between iterations, so a drafting pass feeds just the
+tokens accepted since the last one plus the ``k`` masks (O(k), not O(prefix + k)). A drafter trained with
+``--freeze-encoder`` from the verifier has the verifier's encoder weights (checked tensor by tensor at load): it reads
+the verifier's encoder output and encodes nothing itself.
+
 Details that keep the engine's contract:
 
 * symbols the verifier cannot produce -- ``<mask>`` (the drafter's dictionary = the verifier's + ``<mask>``),
@@ -129,13 +135,24 @@ class NATDrafter(Drafter):
             raise ValueError("every token of the drafter's vocabulary is banned")
         self.ban = ban.to(self.device)
         self.sync = sync_timing and self.device.type == "cuda"
-        self.runner = None  # the bidirectional plain-tensor forward, or None: fairseq's module forward
+        # prefix-causal drafters (--drafter-attention prefix-causal) keep the prefix's keys/values between passes
+        self.prefix_causal = bool(getattr(model.decoder, "prefix_causal", False))
+        self.shares_encoder = False  # True: the verifier's encoder output is the drafter's (share_encoder_with)
+        self.runner = None  # the plain-tensor forward, or None: fairseq's module forward
         if fast:
             try:
-                self.runner = Verifier(self.model, device=self.device, dtype=self.dtype, causal=False)
+                self.runner = Verifier(self.model, device=self.device, dtype=self.dtype, causal=self.prefix_causal)
             except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
                 self.runner = None
+        self._cached_prefix: List[int] = []  # the prefix whose keys/values the prefix-causal runner holds
         self._warned_long = False
+
+    def share_encoder_with(self, verifier) -> bool:
+        """Reuse the verifier's encoder output when the two encoders are the same weights (a drafter trained with
+        ``--freeze-encoder`` from the verifier): the source is then encoded once per sentence, not twice."""
+        encoder = getattr(verifier, "encoder", None)
+        self.shares_encoder = encoder is not None and encoders_match(self.model.encoder, encoder)
+        return self.shares_encoder
 
     def _now(self, state=None) -> float:
         if self.sync and (state is None or state.sync_timing):  # pending kernels belong to whoever launched them
@@ -165,7 +182,9 @@ class NATDrafter(Drafter):
         """
         t0 = self._now(state)
         enc = None
-        if len(state.src_list) <= self.max_source_positions:
+        if self.shares_encoder and state.encoder_out:
+            enc = state.encoder_out
+        elif len(state.src_list) <= self.max_source_positions:
             enc = self.encode(state.src_list)
         elif not self._warned_long:
             logger.warning("source of %d tokens exceeds the drafter's %d encoder positions: decoding such sentences "
@@ -187,11 +206,14 @@ class NATDrafter(Drafter):
         if k < 1:
             empty = torch.empty(0, dtype=torch.long)
             return (empty, None) if return_log_probs else empty
-        inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
-        if self.runner is not None:
+        if self.runner is not None and self.prefix_causal:
+            logits = self.runner.output_layer(self._causal_block(encoder_out, list(prefix), k))
+        elif self.runner is not None:
+            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
             self.runner.restart(encoder_out)  # the whole input again, from position 0
             logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
         else:
+            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
             logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
         logits = logits.masked_fill(self.ban, float("-inf"))
         tokens = logits.argmax(-1)
@@ -199,6 +221,23 @@ class NATDrafter(Drafter):
             x = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
             return tokens, torch.log_softmax(x, dim=-1)
         return tokens
+
+    def _causal_block(self, encoder_out, prefix: List[int], k: int) -> Tensor:
+        """Hidden states ``[k, C]`` of the k masks after ``prefix``, prefix-causal: one pass over the tokens not yet
+        cached and the k masks (causal among the new tokens, the masks see everything), then the masks are rolled
+        back. The cache is reused while the sentence (its encoder output) is the same and it holds a prefix of
+        ``prefix`` (the loop only appends); otherwise it starts afresh -- e.g. when batch rows take turns."""
+        runner = self.runner
+        held = len(self._cached_prefix)
+        if runner.encoder_out is not encoder_out or held > len(prefix) or prefix[:held] != self._cached_prefix:
+            runner.restart(encoder_out)
+            self._cached_prefix, held = [], 0
+        runner.rollback(held)
+        inp = torch.tensor(prefix[held:] + [self.mask] * k, dtype=torch.long)
+        hidden = runner.forward(inp, need_logits=False, bidirectional_tail=k).hidden[-k:]
+        runner.rollback(len(prefix))
+        self._cached_prefix = prefix
+        return hidden
 
     def propose(self, state) -> Tensor:
         enc = state.extra["nat_encoder_out"]
@@ -216,7 +255,7 @@ class NATDrafter(Drafter):
         fairseq's module forward or a source longer than the drafter's encoder positions."""
         from .batched import encode_batch
 
-        if self.runner is None or any(len(s.src_list) > self.max_source_positions for s in states):
+        if self.runner is None or self.prefix_causal or any(len(s.src_list) > self.max_source_positions for s in states):
             return super().start_batch(states)
         t0 = self._now(states[0])
         enc, enc_k, enc_v, enc_mask = encode_batch(self.runner, [torch.tensor(s.src_list) for s in states])
@@ -235,7 +274,7 @@ class NATDrafter(Drafter):
         from .batched import bidirectional_pass
 
         batches = {id(s.extra.get("nat_batch", (None,))[0]) for s in states}
-        if "nat_batch" not in states[0].extra or len(batches) != 1:
+        if "nat_batch" not in states[0].extra or len(batches) != 1 or self.prefix_causal:
             return super().propose_batch(states)
         t0 = self._now(states[0])
         (enc_k, enc_v, enc_mask), _ = states[0].extra["nat_batch"]
@@ -260,7 +299,25 @@ class NATDrafter(Drafter):
         return [d[:k] for d, k in zip(drafts, ks)]
 
     def __repr__(self) -> str:
-        return f"NATDrafter(k={self.k}, trained_k={self.trained_k}, device={self.device}, dtype={self.dtype})"
+        return (f"NATDrafter(k={self.k}, trained_k={self.trained_k}, attention="
+                f"{'prefix-causal' if self.prefix_causal else 'bidirectional'}, shares_encoder={self.shares_encoder}, "
+                f"device={self.device}, dtype={self.dtype})")
+
+
+def encoders_match(drafter_encoder, verifier_encoder) -> bool:
+    """True when two fairseq encoders hold the same weights; the drafter's token embedding may have extra rows
+    (its ``<mask>``), which a source never contains."""
+    mine, theirs = drafter_encoder.state_dict(), verifier_encoder.state_dict()
+    if mine.keys() != theirs.keys():
+        return False
+    for key, a in mine.items():
+        b = theirs[key]
+        if key.endswith("embed_tokens.weight") and a.dim() == 2 and a.shape[1:] == b.shape[1:] \
+                and a.shape[0] >= b.shape[0]:
+            a = a[: b.shape[0]]
+        if a.shape != b.shape or not torch.equal(a.to(device=b.device, dtype=b.dtype), b):
+            return False
+    return True
 
 
 @torch.inference_mode()
@@ -359,7 +416,10 @@ def load_nat_drafter(checkpoint, data_bin=None, *, k: Optional[int] = None, veri
             raise ValueError(f"the drafter {checkpoint} was trained with another dictionary than the verifier; "
                              "train it on the verifier's data-bin")
         vsize = len(theirs) if vsize is None else min(vsize, len(theirs))
-    return NATDrafter(model, k=k, trained_k=trained_k, verifier_vocab_size=vsize, device=dev, dtype=dt)
+    drafter = NATDrafter(model, k=k, trained_k=trained_k, verifier_vocab_size=vsize, device=dev, dtype=dt)
+    if verifier is not None:
+        drafter.share_encoder_with(verifier)
+    return drafter
 
 
 def _gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data_bin: Optional[str] = None,

@@ -321,8 +321,11 @@ class Verifier:
         self.length = length
 
     @torch.inference_mode()
-    def forward(self, tokens, *, need_logits: bool = True) -> VerifierOutput:
-        """Feed ``n >= 1`` tokens at positions ``length .. length+n-1``; append them to the cache."""
+    def forward(self, tokens, *, need_logits: bool = True, bidirectional_tail: int = 0) -> VerifierOutput:
+        """Feed ``n >= 1`` tokens at positions ``length .. length+n-1``; append them to the cache.
+
+        ``bidirectional_tail=m``: the last ``m`` new tokens attend to every new token (the block of masks of a
+        prefix-causal drafter); the others stay causal."""
         if self.enc_k is None:
             raise RuntimeError("call Verifier.start(src_tokens) first")
         tokens = self.new_tokens(tokens)
@@ -340,6 +343,9 @@ class Verifier:
 
         x = self.embed(tokens[None], self._pos_table[t0:t1] if self._pos_table is not None else None)
         mask = self._causal[t0:t1, :t1] if n > 1 and self.causal else None
+        if mask is not None and bidirectional_tail > 0:
+            mask = mask.clone()
+            mask[n - bidirectional_tail:] = True
         x = self.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, None)[0]
         self.length = t1
         logits = self.output_layer(x) if need_logits else None

@@ -50,7 +50,11 @@ class Plan:
         self.hq, self.he = _gadpp(self.k, g["high_quality"]), _gadpp(self.k, g["high_efficiency"])
         self.ct2_model = f"{R}/models/verifier/ct2" if g["ct2"] else None
         ct2 = ct2_methods(g["ct2"], config["decode"]["beam"], self.ct2_model)
-        self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he, *ct2]
+        # the cheap drafter (gad.cheap_drafter): GAD and GAD++ high_efficiency again, labelled "-cheap"
+        self.cheap = [f"{s}:label={parse_method(s).label}-cheap:checkpoint={R}/gad/models/drafter_k{self.k}_cheap/"
+                      "model.pt" for s in (self.gad, self.he)] if g.get("cheap_drafter") else []
+        self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he,
+                     *self.cheap, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
@@ -68,7 +72,8 @@ class Plan:
         out: Dict[str, str] = {}
         for s in specs:
             m = parse_method(s)
-            out.setdefault(m.label, f"{s}:checkpoint={self.drafter(m.k)}" if m.drafter else s)
+            named = "checkpoint=" in s  # the cheap drafter's methods name theirs
+            out.setdefault(m.label, f"{s}:checkpoint={self.drafter(m.k)}" if m.drafter and not named else s)
         return list(out.values())
 
     @staticmethod
@@ -98,7 +103,8 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         out[f"gad/bench/{run}"] = BenchRun(
             "gad", f"{R}/models/verifier/model.pt", p.dictionary, f"{R}/data/bpe/{split}.{p.src}", methods,
             ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{run}_sentences"],
-            drafters=sorted({p.drafter(m.k) for m in map(parse_method, methods) if m.drafter}),
+            drafters=sorted({m.drafter_args.get("checkpoint") or p.drafter(m.k)
+                             for m in map(parse_method, methods) if m.drafter}),
             ct2_model=p.ct2_model if any(s.startswith("ct2") for s in methods) else None, langs=(p.src, p.tgt),
             warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"],
             max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"],
@@ -172,7 +178,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     elif name == "gad_table3_beta_tau":
         df = T.table3_beta_tau(p.run("valid"), p.k, g["grid"]["betas"], g["grid"]["taus"])
     elif name == "gad_table7_modules":
-        df = T.table7_modules(p.run("test"), p.labels([p.he, p.gad, "greedy"]))
+        df = T.table7_modules(p.run("test"), p.labels([p.he, p.gad, *p.cheap, "greedy"]))
     elif name == "gad_table9_repetition":
         df = T.table9_repetition(p.run("test"), p.labels(["greedy", p.baseline, f"nat:k={p.k}", p.gad, p.hq, p.he]),
                                  hq=parse_method(p.hq).label)

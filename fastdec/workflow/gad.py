@@ -16,6 +16,9 @@ DRAFTER_ARCH = {
 }
 
 
+CHEAP = "_cheap"  # name suffix of the cheap_drafter: gad/models/drafter_k<K>_cheap
+
+
 class GadPlan:
     """The drafter of the GAD track for one validated ``config["gad"]`` section (its benchmark runs and tables:
     fastdec.tracks.gad).
@@ -42,7 +45,10 @@ class GadPlan:
         return inputs
 
     def train_spec(self, k, init: Optional[str] = None, verifier: Optional[str] = None) -> str:
-        """fairseq-train spec (JSON, for scripts/train.py) of the drafter with block size k."""
+        """fairseq-train spec (JSON, for scripts/train.py) of the drafter ``drafter_k<k>``; ``k`` = ``"10_cheap"``
+        is the ``cheap_drafter`` of block size 10."""
+        k, cheap = (str(k)[: -len(CHEAP)], True) if str(k).endswith(CHEAP) else (k, False)
+        variant = self.c["cheap_drafter"] if cheap else self.c
         spec = json.loads(json.dumps(self.c["train"]))
         extra = dict(spec.get("extra_args") or {})
         if spec["arch"] == "from_verifier":
@@ -54,6 +60,11 @@ class GadPlan:
             spec["arch"] = DRAFTER_ARCH[varch]
             extra = {**(self.verifier_spec.get("extra_args") or {}), **extra}
         extra["block-size"] = int(k)
+        if variant.get("freeze_encoder") and self.c.get("init_from_verifier", "all") == "none":
+            raise ValueError("gad: freeze_encoder keeps the verifier's encoder the drafter starts from; it needs "
+                             "init_from_verifier: all or encoder (got none)")
+        extra["drafter-attention"] = variant.get("attention", "bidirectional")
+        extra["freeze-encoder"] = bool(variant.get("freeze_encoder", False))
         extra.setdefault("label-smoothing", spec.get("label_smoothing", 0.1))
         g = self.c.get("glancing") or {}
         extra.setdefault("glance-start", g.get("start", 0.5))

@@ -40,7 +40,7 @@ def alternatives(values) -> str:
 TRACKS = {
     "": ("mt", r"teacher\d*|baseline|verifier"),
     "gec/": ("gec_iad", r"gec"),
-    "gad/": ("gad", r"drafter_k\d+"),
+    "gad/": ("gad", r"drafter_k\d+(?:_cheap)?"),
     "blockwise/": ("blockwise", r"(?:regular|distill|finetune|both)_k\d+"),
     "students/": ("students", stw.NAME_REGEX),
 }
@@ -88,8 +88,11 @@ class Models:
                 spec, data = {**p.config["train"]["teacher"], "seed": n}, p.at_data["teacher"]
             else:
                 spec, data = p.config["train"][name], p.at_data[name]
-            return Model(json.dumps(spec), data, {"data": f"{data}/dict.{src}.txt"}, spec,
-                         priority=50 if name.startswith("teacher") else 0)
+            inputs = {"data": f"{data}/dict.{src}.txt"}
+            if spec.get("init_from"):  # continue the teacher (plan.check_init_from): fairseq --finetune-from-model
+                inputs["init"] = f"{R}/models/{spec['init_from']}/model.pt"
+                spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+            return Model(json.dumps(spec), data, inputs, spec, priority=50 if name.startswith("teacher") else 0)
         if track == "gec/":
             data = f"{p.gec.G}/data-bin"
             return Model(json.dumps(p.config["gec"]["model"]), data, {"data": f"{data}/dict.src.txt"},

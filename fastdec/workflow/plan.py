@@ -42,6 +42,8 @@ def check_config(config: dict, repo: str) -> None:
                 raise ValueError(f"config: tracks.{switch} is on but there is no `{section}:` section (see "
                                  f"workflow/schemas/{section}.schema.yaml)")
             validate(config[section], schema)
+    if mt_chain(tracks):
+        check_init_from(config["train"])
     if tracks["gec_iad"]:
         check_bea19(config["gec"]["data"])
     if tracks["blockwise"]:
@@ -50,6 +52,32 @@ def check_config(config: dict, repo: str) -> None:
         from fastdec.workflow.students import check_config as check_students
 
         check_students(config["students"])
+
+
+_SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "normalize-before", "share-all-embeddings",
+               "learned-pos")
+
+
+def check_init_from(train: dict) -> None:
+    """``train.<model>.init_from``: only the baseline and the verifier start from another model (the teacher),
+    and only with its architecture (fairseq would stop at the first mismatched tensor, after the teacher trained)."""
+    for name, spec in train.items():
+        source = spec.get("init_from") if isinstance(spec, dict) else None
+        if source is None:
+            continue
+        if name not in ("baseline", "verifier"):
+            raise ValueError(f"config: train.{name}.init_from: only train.baseline and train.verifier may start "
+                             f"from the teacher; remove the key")
+        theirs = train[source]
+
+        def sizes(s):
+            extra = s.get("extra_args") or {}
+            return s["arch"], {k: v for k, v in extra.items() if k.replace("_", "-").endswith(_SIZE_FLAGS)}
+
+        if sizes(spec) != sizes(theirs):
+            raise ValueError(f"config: train.{name}.init_from: {source} needs the same architecture as "
+                             f"train.{source} (arch and the size flags of extra_args): {sizes(spec)} vs "
+                             f"{sizes(theirs)}")
 
 
 def job_python(workflow) -> str:

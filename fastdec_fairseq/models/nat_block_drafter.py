@@ -36,6 +36,7 @@ from .sizes import small_transformer_sizes
 logger = logging.getLogger(__name__)
 
 MASK_SYMBOL = "<mask>"
+DRAFTER_ATTENTION = ("bidirectional", "prefix-causal")
 
 
 def check_block_size(k: int, max_target_positions: Optional[int]) -> int:
@@ -67,8 +68,53 @@ def left_align_padding(tokens: Tensor, pad: int) -> Tensor:
     return tokens.gather(1, order)
 
 
+def prefix_causal_mask(tokens: Tensor, block_size: int, pad: int, num_heads: int) -> Tensor:
+    """Additive self-attention mask ``[B * heads, T, T]`` of the prefix-causal drafter.
+
+    ``tokens`` ``[B, T]`` is a left-padded decoder input whose last ``block_size`` columns are the block. A prefix
+    position attends to itself and the prefix before it (causal: its keys/values never change once computed, so an
+    engine can cache them); a block position attends to the whole prefix and the whole block (bidirectional among
+    the k masks). Padding rows attend to their row's first real token only: a row with every key masked would turn
+    into NaN and, multiplied by a zero attention weight, poison every other row through the next layer's values.
+    """
+    bsz, T = tokens.shape
+    i = torch.arange(T, device=tokens.device)
+    allowed = (i[None, :] <= i[:, None]) | (i[:, None] >= T - block_size)  # [T, T]
+    allowed = allowed.unsqueeze(0).repeat(bsz, 1, 1)
+    is_pad = tokens.eq(pad)
+    first = (~is_pad).to(torch.int32).argmax(1)  # the BOS column of each row
+    allowed[is_pad] = False
+    rows, cols = is_pad.nonzero(as_tuple=True)
+    allowed[rows, cols, first[rows]] = True
+    mask = torch.zeros(bsz, T, T, device=tokens.device)
+    mask.masked_fill_(~allowed, float("-inf"))
+    return mask.repeat_interleave(num_heads, dim=0)
+
+
 class NATBlockDecoder(TransformerDecoderBase):
-    """Transformer decoder with bidirectional self-attention (no future mask, no incremental state)."""
+    """Transformer decoder of the drafter, no incremental state. Self-attention is bidirectional (the paper's
+    drafter) or, with ``--drafter-attention prefix-causal``, causal over the prefix and bidirectional over the
+    block of masks (:func:`prefix_causal_mask`): then the prefix can be cached, and a drafting pass costs O(k)."""
+
+    def __init__(self, cfg, dictionary, embed_tokens, no_encoder_attn=False, prefix_causal: bool = False):
+        super().__init__(cfg, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
+        self.prefix_causal = prefix_causal
+        self._mask_input: Optional[tuple] = None  # (decoder input, block size) of the running forward
+
+    def block_features(self, prev_output_tokens: Tensor, encoder_out, block_size: int) -> Tensor:
+        """Final features ``[B, T, C]`` of a left-padded input whose last ``block_size`` columns are the block."""
+        self._mask_input = (prev_output_tokens, block_size)
+        try:
+            return self.extract_features(prev_output_tokens, encoder_out=encoder_out)[0]
+        finally:
+            self._mask_input = None
+
+    def buffered_future_mask(self, tensor):
+        if self._mask_input is None:
+            raise RuntimeError("a prefix-causal drafter needs its block size: call block_features()")
+        tokens, block_size = self._mask_input
+        mask = prefix_causal_mask(tokens, block_size, self.padding_idx, self.layers[0].self_attn.num_heads)
+        return mask.to(device=tensor.device, dtype=tensor.dtype)
 
     def extract_features_scriptable(
         self,
@@ -88,7 +134,8 @@ class NATBlockDecoder(TransformerDecoderBase):
             prev_output_tokens,
             encoder_out,
             incremental_state=None,
-            full_context_alignment=True,  # = no causal self-attention mask
+            # bidirectional: no self-attention mask; prefix-causal: buffered_future_mask gives the mask
+            full_context_alignment=not (self.prefix_causal and self._mask_input is not None),
             alignment_layer=alignment_layer,
             alignment_heads=alignment_heads,
         )
@@ -122,16 +169,49 @@ class NATBlockDrafterModel(TransformerModel):
                  "a trained drafter.",
         )
 
+        parser.add_argument(
+            "--drafter-attention", choices=DRAFTER_ATTENTION, default="bidirectional",
+            help="decoder self-attention: bidirectional over prefix and masks (the GAD paper), or prefix-causal: "
+                 "causal over the prefix, bidirectional among the k masks (the engine caches the prefix, so a "
+                 "drafting pass costs O(k) instead of O(prefix + k))",
+        )
+        parser.add_argument(
+            "--freeze-encoder", action="store_true",
+            help="keep the encoder as initialised (--init-encoder-from / --finetune-from-model: the verifier's): "
+                 "no gradient reaches the encoder layers nor the embedding rows of the verifier's vocabulary, so "
+                 "the engine reuses the verifier's encoder output instead of encoding the source again",
+        )
+
     @classmethod
     def build_model(cls, args, task):
         nat_block_drafter_base(args)
-        return super().build_model(args, task)
+        model = super().build_model(args, task)
+        if getattr(args, "freeze_encoder", False):
+            model.freeze_encoder(task.target_dictionary.index(MASK_SYMBOL))  # the rows before <mask>: the verifier's
+        return model
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
         return NATBlockDecoder(
-            TransformerConfig.from_namespace(args), tgt_dict, embed_tokens, no_encoder_attn=False
+            TransformerConfig.from_namespace(args), tgt_dict, embed_tokens, no_encoder_attn=False,
+            prefix_causal=getattr(args, "drafter_attention", "bidirectional") == "prefix-causal",
         )
+
+    def freeze_encoder(self, frozen_rows: int) -> None:
+        """No training updates to the encoder: its layers get no gradient, its token embedding (shared with the
+        decoder's under --share-all-embeddings) none on its first ``frozen_rows`` rows (the verifier's vocabulary;
+        the ``<mask>`` row still trains)."""
+        emb = self.encoder.embed_tokens.weight
+        for name, p in self.encoder.named_parameters():
+            if p is not emb:
+                p.requires_grad_(False)
+
+        def keep_rows(grad: Tensor) -> Tensor:
+            grad = grad.clone()
+            grad[:frozen_rows] = 0
+            return grad
+
+        emb.register_hook(keep_rows)
 
     # ------------------------------------------------------------------ training-time API
 
@@ -141,7 +221,7 @@ class NATBlockDrafterModel(TransformerModel):
 
     def block_logits(self, encoder_out, decoder_input: Tensor, block_size: int) -> Tensor:
         """Logits [B, k, V] of the last ``block_size`` columns of a left-padded decoder input."""
-        feats, _ = self.decoder.extract_features(decoder_input, encoder_out=encoder_out)
+        feats = self.decoder.block_features(decoder_input, encoder_out, block_size)
         return self.decoder.output_layer(feats[:, -block_size:, :])
 
     def forward(
@@ -312,6 +392,8 @@ class NATBlockDrafterModel(TransformerModel):
 def nat_block_drafter_base(args):
     """Transformer-base (6+6 layers, 512/2048/8), as used for the GAD drafter (paper Section 5.1)."""
     args.init_encoder_from = getattr(args, "init_encoder_from", None)
+    args.drafter_attention = getattr(args, "drafter_attention", "bidirectional")
+    args.freeze_encoder = getattr(args, "freeze_encoder", False)
     base_architecture(args)
 
 

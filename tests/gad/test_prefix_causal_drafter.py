@@ -1,0 +1,156 @@
+"""The cheap NAT drafter (issue 10): causal over the prefix, bidirectional among the k masks, its prefix cached by the
+engine (one pass over the newly accepted tokens + k masks per iteration), and a drafter that reads the verifier's
+encoder output when it was trained with a frozen copy of the verifier's encoder."""
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gad_helpers import STEERED, build_random_drafter, steer, verifier_and_dict
+from fastdec.engine import accept_top1, draft_verify_accept, greedy_decode
+from fastdec.engine.batched import decode_batched
+from fastdec.engine.nat_drafter import NATDrafter, encoders_match
+from fastdec_fairseq.models.nat_block_drafter import prefix_causal_mask
+
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+PAD = 1
+
+
+def test_prefix_causal_mask_rows():
+    tokens = torch.tensor([[PAD, PAD, 2, 7, 9, 5, 5],   # 2 pads, BOS, 2 prefix tokens, k=2 block
+                           [2, 7, 9, 8, 6, 5, 5]])
+    m = prefix_causal_mask(tokens, 2, PAD, num_heads=3).view(2, 3, 7, 7)[:, 0] == 0  # True = may attend
+    assert m.shape == (2, 7, 7)
+    for b in range(2):
+        for i in range(5):  # prefix rows of real tokens: causal
+            if tokens[b, i] != PAD:
+                assert m[b, i].tolist() == [j <= i for j in range(7)]
+        assert bool(m[b, 5:].all())  # block rows: everything (pads go through the key padding mask)
+    assert m[0, 0].tolist() == [j == 2 for j in range(7)]  # a pad row: its BOS only, never an empty row
+
+
+@pytest.fixture(scope="module")
+def causal_pair():
+    _, d, ver = verifier_and_dict(STEERED)
+    model, _ = build_random_drafter(d, seed=3, attention="prefix-causal")
+    steer(model.decoder, d.nspecial + 5, d.eos(), e=2.6)
+    return ver, d, model
+
+
+def test_prefix_features_ignore_later_positions_masks_see_all(causal_pair):
+    _, d, model = causal_pair
+    enc = model.encode(torch.tensor([[d.nspecial + 1, d.nspecial + 2, d.eos()]]))
+    m = model.mask_idx
+    a = torch.tensor([[d.eos(), d.nspecial + 3, d.nspecial + 4, m, m, m]])
+    b = a.clone()
+    b[0, 2] = d.nspecial + 6  # change the last prefix token
+    with torch.no_grad():
+        fa = model.decoder.block_features(a, enc, 3)
+        fb = model.decoder.block_features(b, enc, 3)
+    assert torch.equal(fa[0, :2], fb[0, :2])  # earlier prefix positions: causal
+    assert bool(((fa[0, 3:] - fb[0, 3:]).abs().amax(-1) > 1e-6).all())  # every mask sees the prefix
+    c = a.clone()
+    c[0, -1] = d.nspecial + 7  # an input in the block (a glanced token) is seen by the other block positions
+    with torch.no_grad():
+        fc = model.decoder.block_features(c, enc, 3)
+    assert torch.equal(fa[0, :3], fc[0, :3]) and not torch.allclose(fa[0, 3:5], fc[0, 3:5])
+    # a left-padded batch gives each row what it gives alone (pads neither seen nor NaN)
+    longer = torch.tensor([[d.eos(), d.nspecial + 3, d.nspecial + 4, d.nspecial + 8, d.nspecial + 9, m, m, m]])
+    batch = torch.cat([torch.cat([torch.full((1, 2), model.pad_idx), a], 1), longer])
+    with torch.no_grad():
+        both = model.decoder.block_features(batch, model.reorder_encoder_out(enc, torch.tensor([0, 0])), 3)
+        alone = model.decoder.block_features(longer, enc, 3)
+    assert not torch.isnan(both).any()
+    assert torch.allclose(both[0, 2:], fa[0], atol=1e-10) and torch.allclose(both[1], alone[0], atol=1e-10)
+
+
+@SETTINGS
+@given(st.lists(st.integers(5, 20), min_size=1, max_size=6), st.integers(1, 6), st.integers(1, 3))
+def test_cached_drafting_equals_full_recompute(steps, k, grow):
+    """The engine's cached prefix-causal pass drafts exactly what fairseq's full forward of the same model does,
+    over a growing prefix (and after a prefix that diverges from the cache)."""
+    d = verifier_and_dict(STEERED)[1]
+    model, _ = build_random_drafter(d, seed=5, attention="prefix-causal")
+    fast, slow = NATDrafter(model, k=k), NATDrafter(model, k=k, fast=False)
+    src = torch.tensor([d.nspecial + 2, d.nspecial + 9, d.eos()])
+    enc_f, enc_s = fast.encode(src), slow.encode(src)
+    prefix = [d.eos()]
+    for s in steps:
+        for _ in range(grow):
+            prefix.append(s)
+        tf, lf = fast.block(enc_f, prefix, return_log_probs=True)
+        ts, ls = slow.block(enc_s, prefix, return_log_probs=True)
+        assert torch.equal(tf, ts) and torch.allclose(lf, ls, atol=1e-9)
+    prefix = [d.eos(), d.nspecial + 3]  # diverges from the cached prefix: recomputed
+    assert torch.equal(fast.block(enc_f, prefix), slow.block(enc_s, prefix))
+
+
+@st.composite
+def case(draw):
+    idx = draw(st.sampled_from([0, 1, 2, STEERED, STEERED]))
+    _, d, _ = verifier_and_dict(idx)
+    n = draw(st.integers(0, 12))
+    src = draw(st.lists(st.integers(d.nspecial, len(d) - 1), min_size=n, max_size=n)) + [d.eos()]
+    k = draw(st.sampled_from([1, 2, 3, 5, 8]))
+    lim = dict(max_len_a=draw(st.sampled_from([0.0, 1.2])), max_len_b=draw(st.integers(1, 30)))
+    return idx, torch.tensor(src), k, draw(st.integers(0, 3)), lim
+
+
+def _causal_drafter(idx, seed, k):
+    _, d, ver = verifier_and_dict(idx)
+    model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=4.0 if seed == 3 else 0.0)
+    if idx == STEERED:
+        steer(model.decoder, d.nspecial + 5, d.eos(), e=2.5 + 0.1 * seed)
+    return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size)
+
+
+@SETTINGS
+@given(case())
+def test_prefix_causal_gad_equals_greedy(c):
+    idx, src, k, seed, lim = c
+    ver = verifier_and_dict(idx)[2]
+    drafter = _causal_drafter(idx, seed, k)
+    assert drafter.prefix_causal and drafter.runner is not None and drafter.runner.causal
+    greedy = greedy_decode(ver, src, **lim)
+    gad = draft_verify_accept(ver, src, drafter, accept_top1, **lim)
+    assert gad.tokens == greedy.tokens
+    assert gad.stats.iterations <= greedy.stats.iterations
+
+
+def test_prefix_causal_gad_batched_equals_greedy():
+    ver = verifier_and_dict(STEERED)[2]
+    d = verifier_and_dict(STEERED)[1]
+    g = torch.Generator().manual_seed(4)
+    srcs = [torch.cat([torch.randint(d.nspecial, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+            for n in torch.randint(0, 12, (7,), generator=g)]
+    lim = dict(max_len_a=1.2, max_len_b=10)
+    greedy = [greedy_decode(ver, s, **lim).tokens for s in srcs]
+    for bs in (1, 3, 7):
+        out = decode_batched(ver, srcs, _causal_drafter(STEERED, 1, 4), accept_top1, batch_size=bs, **lim)
+        assert [r.tokens for r in out] == greedy
+
+
+def test_shared_encoder_is_detected_and_reused():
+    """A drafter whose encoder is the verifier's (the --freeze-encoder recipe) reads the verifier's encoder output:
+    same drafts, and the drafter encodes nothing (its encoder time is ~0)."""
+    vmodel, d, ver = verifier_and_dict(2)  # share_all_embeddings, like the drafter
+    model, _ = build_random_drafter(d, seed=1, attention="prefix-causal")
+    assert not encoders_match(model.encoder, ver.encoder)
+    own = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
+    with torch.no_grad():
+        mine = model.encoder.state_dict()
+        for key, t in vmodel.encoder.state_dict().items():
+            mine[key][: t.shape[0]].copy_(t) if t.dim() else mine[key].copy_(t)
+    shared = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
+    assert encoders_match(model.encoder, ver.encoder) and shared.share_encoder_with(ver)
+    assert not own.shares_encoder
+    model.encoder.layers[0].fc1.bias.data[0] += 1e-3
+    assert not encoders_match(model.encoder, ver.encoder)
+    model.encoder.layers[0].fc1.bias.data[0] -= 1e-3
+    src = torch.tensor([d.nspecial + 4, d.nspecial + 1, d.eos()])
+    plain = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
+    a = draft_verify_accept(ver, src, shared, accept_top1, max_len_a=1.2, max_len_b=10)
+    b = draft_verify_accept(ver, src, plain, accept_top1, max_len_a=1.2, max_len_b=10)
+    assert a.tokens == b.tokens == greedy_decode(ver, src, max_len_a=1.2, max_len_b=10).tokens
+    assert a.stats.accepted == b.stats.accepted
+    assert a.stats.time_modules["drafter_encoder"] < b.stats.time_modules["drafter_encoder"]
