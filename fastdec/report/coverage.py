@@ -140,6 +140,9 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Sec. 7.4", "step-by-step decoding example of our model", B + "blockwise_example.csv"),
     _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
        B + "blockwise_vs_gad.csv"),
+    _d("Xia, Stern, Ge", "Orderings", "the papers' hardware-independent orderings checked on this run's tables "
+       "(GAD++ > GAD, speedup peak at a middle k, Seq-KD and fine-tuning raise Blockwise blocks, IAD vs edit ratio)",
+       "tables/orderings.csv"),
     # ---- Hsu et al. 2020 (efficient inference for NMT)
     _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched)",
        S + "students_table1.csv"),

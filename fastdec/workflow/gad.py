@@ -17,6 +17,7 @@ DRAFTER_ARCH = {
 
 
 CHEAP = "_cheap"  # name suffix of the cheap_drafter: gad/models/drafter_k<K>_cheap
+CHEAP_DRAFTER = {"attention": "prefix-causal", "freeze_encoder": True}
 
 
 class GadPlan:
@@ -48,7 +49,7 @@ class GadPlan:
         """fairseq-train spec (JSON, for scripts/train.py) of the drafter ``drafter_k<k>``; ``k`` = ``"10_cheap"``
         is the ``cheap_drafter`` of block size 10."""
         k, cheap = (str(k)[: -len(CHEAP)], True) if str(k).endswith(CHEAP) else (k, False)
-        variant = self.c["cheap_drafter"] if cheap else self.c
+        variant = CHEAP_DRAFTER if cheap else self.c
         spec = json.loads(json.dumps(self.c["train"]))
         extra = dict(spec.get("extra_args") or {})
         if spec["arch"] == "from_verifier":

@@ -110,8 +110,8 @@ class NATBlockDecoder(TransformerDecoderBase):
             self._mask_input = None
 
     def buffered_future_mask(self, tensor):
-        if self._mask_input is None:
-            raise RuntimeError("a prefix-causal drafter needs its block size: call block_features()")
+        if self._mask_input is None:  # fairseq's own causal forward (not the drafter's block pass)
+            return super().buffered_future_mask(tensor)
         tokens, block_size = self._mask_input
         mask = prefix_causal_mask(tokens, block_size, self.padding_idx, self.layers[0].self_attn.num_heads)
         return mask.to(device=tensor.device, dtype=tensor.dtype)
