@@ -153,8 +153,28 @@ def _trained_by(record: Path, cmd: list[str], save: Path) -> bool:
             and (save / "checkpoint_last.pt").stat().st_mtime <= record.stat().st_mtime)
 
 
+def fresh_start(cmd: list[str], save: Path) -> list[str]:
+    """``--finetune-from-model CKPT`` made a fresh start: fairseq resets the optimiser, schedule and meters but
+    restores the training time recorded in CKPT, and ``--stop-time-hours`` counts it -- a verifier continuing a
+    teacher trained for 12 minutes would stop after one update under a 4-minute cap. The weights are copied to
+    ``<save_dir>/init_weights.pt`` without that record, and the command points there."""
+    if "--finetune-from-model" not in cmd:
+        return cmd
+    i = cmd.index("--finetune-from-model") + 1
+    import torch
+
+    state = torch.load(cmd[i], map_location="cpu", weights_only=False)
+    extra = dict(state.get("extra_state") or {})
+    extra.pop("previous_training_time", None)
+    state["extra_state"] = extra
+    init = save / "init_weights.pt"
+    torch.save(state, init)
+    return cmd[:i] + [str(init)] + cmd[i + 1:]
+
+
 def _train_locked(cmd: list[str], save: Path, model_out: str, summary_out: str, threads: int) -> dict:
     _set_aside_stale_checkpoints(save, cmd)
+    cmd = fresh_start(cmd, save)
     resumed = (save / "checkpoint_last.pt").exists()
     if resumed:
         print(f"resuming from {save / 'checkpoint_last.pt'}", flush=True)

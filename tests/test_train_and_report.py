@@ -72,3 +72,23 @@ def test_at_table_and_report(tmp_path):
     assert "## My title" in text and "Some words more words." in text
     assert "| verifier_b1 |" in text and "sacreBLEU signature: `nrefs:1|x`" in text
     assert pd.read_csv(csv).shape[0] == 2
+
+
+def test_fresh_start_drops_the_recorded_training_time(tmp_path):
+    """A model continuing another (--finetune-from-model) must not inherit its training time: --stop-time-hours
+    counts it, and a 4-minute verifier continuing a 12-minute teacher stopped after one update."""
+    import torch
+
+    from fastdec.train import fresh_start
+
+    teacher = tmp_path / "teacher.pt"
+    torch.save({"model": {"w": torch.ones(2)}, "extra_state": {"previous_training_time": 727.0,
+                                                                "train_iterator": {"epoch": 9}}}, teacher)
+    cmd = ["fairseq-train", "bin", "--finetune-from-model", str(teacher), "--stop-time-hours", "0.0667"]
+    out = fresh_start(cmd, tmp_path)
+    assert out[:2] == cmd[:2] and out[3] == str(tmp_path / "init_weights.pt") and out[4:] == cmd[4:]
+    state = torch.load(out[3], weights_only=False)
+    assert "previous_training_time" not in state["extra_state"] and state["extra_state"]["train_iterator"]
+    assert torch.equal(state["model"]["w"], torch.ones(2))
+    assert torch.load(teacher, weights_only=False)["extra_state"]["previous_training_time"] == 727.0
+    assert fresh_start(["fairseq-train", "bin"], tmp_path) == ["fairseq-train", "bin"]
