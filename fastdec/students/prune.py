@@ -35,10 +35,12 @@ def head_counts(model) -> Dict[str, List[int]]:
 
 
 @torch.no_grad()
-def prune_model(model) -> Dict[str, List[int]]:
+def prune_model(model, min_heads_per_layer: int = 0) -> Dict[str, List[int]]:
     """Prune ``model`` (a gated efficient_student) in place; returns the kept head counts per layer.
 
-    Raises ``ValueError`` before changing anything when a layer would lose every head."""
+    A layer that would lose every head raises ``ValueError`` before anything changes, unless
+    ``min_heads_per_layer`` > 0: it then keeps that many of its most open heads (largest log_alpha), whose output
+    weights are multiplied by their gate (0) like every head's, so the model computes what the gated one did."""
     from fastdec_fairseq.models.head_gates import detach_gate, shrink_heads
 
     if not hasattr(model, "attention_modules"):
@@ -52,6 +54,11 @@ def prune_model(model) -> Dict[str, List[int]]:
         gate.eval()
         g = gate().detach()
         keep = [h for h in range(attn.num_heads) if g[h] > 0]
+        if not keep and min_heads_per_layer > 0:
+            order = torch.argsort(gate.alpha().detach(), descending=True).tolist()
+            keep = sorted(order[:min_heads_per_layer])
+            print(f"{flag[2:]} layer {layer}: every gate closed; keeping head(s) {keep} with zero output weights "
+                  f"(min_heads_per_layer={min_heads_per_layer})", flush=True)
         if not keep:
             raise ValueError(f"pruning would remove every head of {flag[2:]} layer {layer} (all gates are 0): "
                              f"lower the L0 penalty --l0-lambda, or train the L0 phase for fewer updates")
@@ -65,7 +72,8 @@ def prune_model(model) -> Dict[str, List[int]]:
     return head_counts(model)
 
 
-def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = True) -> Dict[str, List[int]]:
+def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = True,
+                     min_heads_per_layer: int = 0) -> Dict[str, List[int]]:
     """Write ``out``: the start of the next training phase, ``checkpoint`` pruned (``prune``; a gated checkpoint) or
     as it is, without optimizer state and with fresh training-time / data-loader state: fairseq restores the
     cumulative training time even with ``--finetune-from-model``, so a phase capped by ``--stop-time-hours`` would
@@ -76,7 +84,7 @@ def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = Tru
     from fastdec.engine.load import load_model
 
     loaded = load_model(checkpoint, data_bin, dtype="float32")
-    counts = prune_model(loaded.model) if prune else head_counts(loaded.model)
+    counts = prune_model(loaded.model, min_heads_per_layer) if prune else head_counts(loaded.model)
     state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
     if prune:
         cfg_model = state["cfg"]["model"]
@@ -102,8 +110,13 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="pruned checkpoint to write")
     ap.add_argument("--report", help="JSON file: kept heads per layer and in total")
     ap.add_argument("--no-prune", action="store_true", help="only write a fresh start checkpoint (the L0 phase's)")
+    ap.add_argument("--min-heads-per-layer", type=int, default=0,
+                    help="0: a layer whose gates all closed is an error; N: it keeps its N most open heads, zeroed")
     a = ap.parse_args(argv)
-    counts = prune_checkpoint(a.checkpoint, a.data_bin, a.out, prune=not a.no_prune)
+    if a.min_heads_per_layer < 0:
+        ap.error(f"--min-heads-per-layer must be >= 0, got {a.min_heads_per_layer}")
+    counts = prune_checkpoint(a.checkpoint, a.data_bin, a.out, prune=not a.no_prune,
+                              min_heads_per_layer=a.min_heads_per_layer)
     summary = {"heads": counts, "kept": {k: sum(v) for k, v in counts.items()}}
     if a.report:
         with open(a.report, "w") as f:

@@ -109,6 +109,20 @@ def test_pruning_every_head_of_a_layer_is_a_clear_error_and_changes_nothing():
     assert head_counts(model) == before and len(model.head_gates()) == 3  # 2 encoder + 1 enc-dec
 
 
+def test_min_heads_per_layer_keeps_the_most_open_head_zeroed_and_the_function():
+    model, _ = gated_student("ssru", 0)
+    before = full_logits(model)
+    with torch.no_grad():
+        gate = model.encoder.layers[1].self_attn.head_gate
+        gate.log_alpha.fill_(-30.0)
+        gate.log_alpha[gate.num_heads - 1] = -5.0  # every gate closed, the last one least
+    closed = full_logits(model)
+    counts = prune_model(model, min_heads_per_layer=1)
+    assert counts["encoder_heads"][1] == 1 and not model.head_gates()
+    assert not torch.allclose(closed, before)  # the closed layer changed the gated model ...
+    torch.testing.assert_close(full_logits(model), closed, rtol=0, atol=1e-6)  # ... and the pruned one equals it
+
+
 def test_pruning_needs_gates():
     model, _ = build_random_student(kind="ssru")
     with pytest.raises(ValueError, match="--head-gates"):

@@ -20,6 +20,7 @@ rule students_init:
     params:
         data_bin=lambda wc, input: os.path.dirname(input.dictionary),
         no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
+        min_heads=STUDENTS["pruning"]["min_heads_per_layer"],
     wildcard_constraints:
         name=alternatives(STUDENTS_PHASES),
     log:
@@ -32,4 +33,4 @@ rule students_init:
         runtime=10,
     shell:
         "$PY -m fastdec.students.prune --checkpoint {input.model} --data-bin {params.data_bin} "
-        "--out {output.init} --report {output.heads} {params.no_prune} > {log} 2>&1"
+        "--out {output.init} --report {output.heads} --min-heads-per-layer {params.min_heads} {params.no_prune} > {log} 2>&1"
