@@ -95,6 +95,25 @@ def drafter_for(idx: int, seed: int, eos_boost: float, k: int):
     return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size)
 
 
+def drafter_cases(build):
+    """Hypothesis strategy of GAD cases: ``(verifier index, source, build(index, seed, eos_boost, k), limits)``."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def case(draw):
+        idx = draw(st.sampled_from([0, 1, 2, STEERED, STEERED]))
+        _, d, _ = verifier_and_dict(idx)
+        n = draw(st.integers(0, 12))
+        src = draw(st.lists(st.integers(d.nspecial, len(d) - 1), min_size=n, max_size=n)) + [d.eos()]
+        k = draw(st.sampled_from([1, 2, 3, 5, 8]))
+        seed = draw(st.integers(0, 3))
+        boost = draw(st.sampled_from([0.0, 4.0]))
+        lim = dict(max_len_a=draw(st.sampled_from([0.0, 1.2])), max_len_b=draw(st.integers(1, 30)))
+        return idx, torch.tensor(src), build(idx, seed, boost, k), lim
+
+    return case()
+
+
 def _train(args, env=None):
     env = dict(os.environ, OMP_NUM_THREADS="1", TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", **(env or {}))
     res = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)

@@ -6,7 +6,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gad_helpers import STEERED, build_random_drafter, drafter_for, verifier_and_dict
+from gad_helpers import STEERED, build_random_drafter, drafter_cases, drafter_for, verifier_and_dict
 from fastdec.engine import accept_top1, accept_top_beta, draft_verify_accept, greedy_decode
 from fastdec.engine.loop import MaskedLogProbs
 from fastdec.engine.nat_drafter import NATDrafter, drafter_alone_decode
@@ -15,21 +15,8 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-@st.composite
-def case(draw):
-    idx = draw(st.sampled_from([0, 1, 2, STEERED, STEERED]))
-    _, d, ver = verifier_and_dict(idx)
-    n = draw(st.integers(0, 12))
-    src = draw(st.lists(st.integers(d.nspecial, len(d) - 1), min_size=n, max_size=n)) + [d.eos()]
-    k = draw(st.sampled_from([1, 2, 3, 5, 8]))
-    seed = draw(st.integers(0, 3))
-    boost = draw(st.sampled_from([0.0, 4.0]))
-    lim = dict(max_len_a=draw(st.sampled_from([0.0, 1.2])), max_len_b=draw(st.integers(1, 30)))
-    return idx, torch.tensor(src), drafter_for(idx, seed, boost, k), lim
-
-
 @SETTINGS
-@given(case())
+@given(drafter_cases(drafter_for))
 def test_gad_equals_greedy(c):
     idx, src, drafter, lim = c
     ver = verifier_and_dict(idx)[2]
@@ -50,7 +37,7 @@ def test_gad_equals_greedy(c):
 
 
 @SETTINGS
-@given(case(), st.sampled_from([(2, 0.5), (3, 1.0), (5, 3.0), (8, 100.0)]))
+@given(drafter_cases(drafter_for), st.sampled_from([(2, 0.5), (3, 1.0), (5, 3.0), (8, 100.0)]))
 def test_gadpp_output_is_well_formed_and_accepts_at_least_gad(c, bt):
     """Every GAD++ iteration accepts at least what GAD's exact rule accepts from the same verifier pass, and GAD++
     decodes exactly like GAD (same drafts, same accepted blocks, same tokens) until it first accepts more."""

@@ -6,7 +6,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gad_helpers import STEERED, build_random_drafter, steer, verifier_and_dict
+from gad_helpers import STEERED, build_random_drafter, drafter_cases, steer, verifier_and_dict
 from fastdec.engine import accept_top1, draft_verify_accept, greedy_decode
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.nat_drafter import NATDrafter, encoders_match
@@ -85,31 +85,19 @@ def test_cached_drafting_equals_full_recompute(steps, k, grow):
     assert torch.equal(fast.block(enc_f, prefix), slow.block(enc_s, prefix))
 
 
-@st.composite
-def case(draw):
-    idx = draw(st.sampled_from([0, 1, 2, STEERED, STEERED]))
-    _, d, _ = verifier_and_dict(idx)
-    n = draw(st.integers(0, 12))
-    src = draw(st.lists(st.integers(d.nspecial, len(d) - 1), min_size=n, max_size=n)) + [d.eos()]
-    k = draw(st.sampled_from([1, 2, 3, 5, 8]))
-    lim = dict(max_len_a=draw(st.sampled_from([0.0, 1.2])), max_len_b=draw(st.integers(1, 30)))
-    return idx, torch.tensor(src), k, draw(st.integers(0, 3)), lim
-
-
-def _causal_drafter(idx, seed, k):
+def _causal_drafter(idx, seed, boost, k):
     _, d, ver = verifier_and_dict(idx)
-    model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=4.0 if seed == 3 else 0.0)
+    model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=boost)
     if idx == STEERED:
         steer(model.decoder, d.nspecial + 5, d.eos(), e=2.5 + 0.1 * seed)
     return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size)
 
 
 @SETTINGS
-@given(case())
+@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k)))
 def test_prefix_causal_gad_equals_greedy(c):
-    idx, src, k, seed, lim = c
+    idx, src, drafter, lim = c
     ver = verifier_and_dict(idx)[2]
-    drafter = _causal_drafter(idx, seed, k)
     assert drafter.prefix_causal and drafter.runner is not None and drafter.runner.causal
     greedy = greedy_decode(ver, src, **lim)
     gad = draft_verify_accept(ver, src, drafter, accept_top1, **lim)
@@ -126,7 +114,7 @@ def test_prefix_causal_gad_batched_equals_greedy():
     lim = dict(max_len_a=1.2, max_len_b=10)
     greedy = [greedy_decode(ver, s, **lim).tokens for s in srcs]
     for bs in (1, 3, 7):
-        out = decode_batched(ver, srcs, _causal_drafter(STEERED, 1, 4), accept_top1, batch_size=bs, **lim)
+        out = decode_batched(ver, srcs, _causal_drafter(STEERED, 1, 0.0, 4), accept_top1, batch_size=bs, **lim)
         assert [r.tokens for r in out] == greedy
 
 
