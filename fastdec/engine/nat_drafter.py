@@ -208,13 +208,13 @@ class NATDrafter(Drafter):
             return (empty, None) if return_log_probs else empty
         if self.runner is not None and self.prefix_causal:
             logits = self.runner.output_layer(self._causal_block(encoder_out, list(prefix), k))
-        elif self.runner is not None:
-            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
-            self.runner.restart(encoder_out)  # the whole input again, from position 0
-            logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
         else:
             inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
-            logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
+            if self.runner is not None:
+                self.runner.restart(encoder_out)  # the whole input again, from position 0
+                logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
+            else:
+                logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
         logits = logits.masked_fill(self.ban, float("-inf"))
         tokens = logits.argmax(-1)
         if return_log_probs:
@@ -232,7 +232,6 @@ class NATDrafter(Drafter):
         if runner.encoder_out is not encoder_out or held > len(prefix) or prefix[:held] != self._cached_prefix:
             runner.restart(encoder_out)
             self._cached_prefix, held = [], 0
-        runner.rollback(held)
         inp = torch.tensor(prefix[held:] + [self.mask] * k, dtype=torch.long)
         hidden = runner.forward(inp, need_logits=False, bidirectional_tail=k).hidden[-k:]
         runner.rollback(len(prefix))

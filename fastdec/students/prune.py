@@ -75,9 +75,8 @@ def prune_model(model, min_heads_per_layer: int = 0) -> Dict[str, List[int]]:
 def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = True,
                      min_heads_per_layer: int = 0) -> Dict[str, List[int]]:
     """Write ``out``: the start of the next training phase, ``checkpoint`` pruned (``prune``; a gated checkpoint) or
-    as it is, without optimizer state and with fresh training-time / data-loader state: fairseq restores the
-    cumulative training time even with ``--finetune-from-model``, so a phase capped by ``--stop-time-hours`` would
-    otherwise stop after one update when its start checkpoint trained longer than the cap."""
+    as it is, without optimizer state and with a fresh data-loader state (the training-time record is dropped here
+    too; fastdec.train.fresh_start does that for every ``--finetune-from-model`` start)."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
 

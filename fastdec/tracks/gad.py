@@ -72,7 +72,7 @@ class Plan:
         out: Dict[str, str] = {}
         for s in specs:
             m = parse_method(s)
-            named = "checkpoint=" in s  # the cheap drafter's methods name theirs
+            named = "checkpoint" in m.drafter_args  # the cheap drafter's methods name theirs
             out.setdefault(m.label, f"{s}:checkpoint={self.drafter(m.k)}" if m.drafter and not named else s)
         return list(out.values())
 

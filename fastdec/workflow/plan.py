@@ -58,6 +58,12 @@ _SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "norma
                "learned-pos")
 
 
+def _sizes(spec: dict) -> tuple:
+    """A training spec's architecture: its arch and the size flags of its extra_args."""
+    extra = spec.get("extra_args") or {}
+    return spec["arch"], {k: v for k, v in extra.items() if k.replace("_", "-").endswith(_SIZE_FLAGS)}
+
+
 def check_init_from(train: dict) -> None:
     """``train.<model>.init_from``: only the baseline and the verifier start from another model (the teacher),
     and only with its architecture (fairseq would stop at the first mismatched tensor, after the teacher trained)."""
@@ -68,16 +74,10 @@ def check_init_from(train: dict) -> None:
         if name not in ("baseline", "verifier"):
             raise ValueError(f"config: train.{name}.init_from: only train.baseline and train.verifier may start "
                              f"from the teacher; remove the key")
-        theirs = train[source]
-
-        def sizes(s):
-            extra = s.get("extra_args") or {}
-            return s["arch"], {k: v for k, v in extra.items() if k.replace("_", "-").endswith(_SIZE_FLAGS)}
-
-        if sizes(spec) != sizes(theirs):
+        if _sizes(spec) != _sizes(train[source]):
             raise ValueError(f"config: train.{name}.init_from: {source} needs the same architecture as "
-                             f"train.{source} (arch and the size flags of extra_args): {sizes(spec)} vs "
-                             f"{sizes(theirs)}")
+                             f"train.{source} (arch and the size flags of extra_args): {_sizes(spec)} vs "
+                             f"{_sizes(train[source])}")
 
 
 def job_python(workflow) -> str:

@@ -202,7 +202,7 @@ class NATBlockDrafterModel(TransformerModel):
         decoder's under --share-all-embeddings) none on its first ``frozen_rows`` rows (the verifier's vocabulary;
         the ``<mask>`` row still trains)."""
         emb = self.encoder.embed_tokens.weight
-        for name, p in self.encoder.named_parameters():
+        for p in self.encoder.parameters():
             if p is not emb:
                 p.requires_grad_(False)
 
