@@ -172,6 +172,16 @@ def test_build_block_inputs_masks_prefix_and_eos():
     assert blk.tolist() == [[EOS, PAD, PAD], [20, 21, EOS]]
 
 
+def test_build_block_inputs_first_from_prefix():
+    """k - 1 masks: the first block token is read at the last prefix column (y_p, or BOS when p = 0)."""
+    tgt = torch.tensor([[10, 11, 12, 13, EOS], [20, 21, EOS, PAD, PAD]])
+    dec, blk = build_block_inputs(tgt, torch.tensor([1, 2]), 4, PAD, EOS, MASK, num_masks=3)
+    assert dec.tolist() == [[PAD, EOS, 10, MASK, MASK, MASK], [EOS, 20, 21, MASK, MASK, MASK]]
+    assert blk.tolist() == [[11, 12, 13, EOS], [EOS, PAD, PAD, PAD]]
+    dec, blk = build_block_inputs(tgt, torch.tensor([0, 0]), 1, PAD, EOS, MASK, num_masks=0)
+    assert dec.tolist() == [[EOS], [EOS]] and blk.tolist() == [[10], [20]]
+
+
 def test_sample_prefix_lengths_uniform_in_range():
     tgt = torch.tensor([[10, 11, 12, 13, EOS], [20, EOS, PAD, PAD, PAD], [30, 31, 32, 33, EOS]])
     g = torch.Generator().manual_seed(0)
@@ -205,6 +215,17 @@ def test_glance_reveal_counts():
     for _ in range(200):
         seen += glance_reveal(pred, blk, PAD, 0.3, generator=g)[0][0].float()
     assert bool((seen > 0).all())
+
+
+def test_glance_reveal_only_revealable_positions():
+    g = torch.Generator().manual_seed(1)
+    blk = torch.tensor([[5, 6, 7, 8], [5, 6, EOS, PAD]])
+    pred = torch.zeros_like(blk)  # every valid position wrong
+    revealable = torch.tensor([True, True, True, False])  # the last block token has no mask of its own
+    for _ in range(50):
+        reveal, n_wrong = glance_reveal(pred, blk, PAD, 1.0, generator=g, revealable=revealable)
+        assert n_wrong.tolist() == [4, 3]  # the count is over all valid positions
+        assert reveal.tolist() == [[True, True, True, False], [True, True, True, False]]
 
 
 def test_glance_ratio_anneals_linearly():
@@ -330,10 +351,44 @@ def test_fairseq_train_then_load_and_decode(tiny_databin, tmp_path):
     assert not model.training
 
 
-def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tmp_path):
+def test_criterion_first_from_prefix_glances_into_masks_only(tiny_databin):
+    """With --first-from-prefix the criterion feeds k - 1 masks, reveals gold tokens only in masks (never the last
+    block token, which has none) and leaves the revealed positions out of the loss."""
+    torch.manual_seed(0)
+    cfg, task = _setup(tiny_databin, "--share-all-embeddings", "--drafter-attention", "prefix-causal",
+                       "--first-from-prefix")
+    model = task.build_model(cfg.model)
+    criterion = task.build_criterion(cfg.criterion)
+    assert model.first_from_prefix and model.num_masks(4) == 3
+    task.load_dataset("valid")
+    ds = task.datasets["valid"]
+    sample = ds.collater([ds[i] for i in range(8)])
+    seen = {}
+    real_forward = model.forward
+
+    def spy(*args, **kwargs):
+        logits, extra = real_forward(*args, **kwargs)
+        seen["input"], seen["logits"] = extra["decoder_input"], logits
+        return logits, extra
+
+    model.forward = spy
+    model.train()
+    model.set_num_updates(0)
+    loss, sample_size, log = criterion(model, sample)
+    assert torch.isfinite(loss) and seen["logits"].shape[1] == 4
+    dec = seen["input"]
+    assert int(dec[:, -3:].eq(model.mask_idx).sum()) + log["n_revealed"] == 3 * dec.size(0)
+    assert not bool(dec[:, :-3].eq(model.mask_idx).any())  # the column before the masks is a real token
+    assert log["n_loss_tokens"] + log["n_revealed"] == log["n_block_tokens"] and log["n_revealed"] > 0
+    loss.backward()
+
+
+@pytest.mark.parametrize("first_from_prefix", [False, True])
+def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tmp_path, first_from_prefix):
     """--drafter-attention prefix-causal --freeze-encoder, started from an AT model (--finetune-from-model via the
     workflow's init_drafter): fairseq-train learns, the encoder stays the AT model's (the <mask> row trains), and the
-    engine then reads the AT verifier's encoder output and drafts exactly what fairseq's full forward drafts."""
+    engine then reads the AT verifier's encoder output and drafts exactly what fairseq's full forward drafts; also
+    with the first drafted token read at the last prefix position (--first-from-prefix)."""
     env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", OMP_NUM_THREADS="1")
     common = ["--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-3", "--lr-scheduler", "inverse_sqrt",
               "--warmup-updates", "10", "--dropout", "0.0", "--max-tokens", "600", "--cpu", "--seed", "1",
@@ -358,6 +413,7 @@ def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tm
                           "block_drafting", "--block-size", "4", "--arch", "nat_block_drafter",
                           "--criterion", "glat_block_loss", "--drafter-attention", "prefix-causal",
                           "--freeze-encoder", "--finetune-from-model", str(init), "--max-update", "60",
+                          *(["--first-from-prefix"] if first_from_prefix else []),
                           "--save-dir", str(save), *common], capture_output=True, text=True, env=env, timeout=600)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
@@ -372,7 +428,7 @@ def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tm
     (at,), _ = checkpoint_utils.load_model_ensemble([str(at_dir / "checkpoint_last.pt")])
     (nat,), _ = checkpoint_utils.load_model_ensemble([str(save / "checkpoint_last.pt")])
     start = torch.load(init, map_location="cpu", weights_only=False)["model"]
-    assert nat.decoder.prefix_causal
+    assert nat.decoder.prefix_causal and nat.first_from_prefix == first_from_prefix
     assert encoders_match(nat.encoder, at.encoder)
     mask_row = nat.mask_idx
     assert not torch.equal(nat.decoder.embed_tokens.weight[mask_row], start["decoder.embed_tokens.weight"][mask_row])

@@ -19,6 +19,8 @@ A drafter trained with ``--drafter-attention prefix-causal`` is causal over the 
 tokens accepted since the last one plus the ``k`` masks (O(k), not O(prefix + k)). A drafter trained with
 ``--freeze-encoder`` from the verifier has the verifier's encoder weights (checked tensor by tensor at load): it reads
 the verifier's encoder output and encodes nothing itself.
+A drafter trained with ``--first-from-prefix`` reads its first drafted token at the last prefix position (where
+the verifier it started from predicts its next token) and feeds ``k - 1`` masks only.
 
 Details that keep the engine's contract:
 
@@ -137,6 +139,8 @@ class NATDrafter(Drafter):
         self.sync = sync_timing and self.device.type == "cuda"
         # prefix-causal drafters (--drafter-attention prefix-causal) keep the prefix's keys/values between passes
         self.prefix_causal = bool(getattr(model.decoder, "prefix_causal", False))
+        # --first-from-prefix drafters: the first drafted token is read at the last prefix position, k-1 masks follow
+        self.first_from_prefix = bool(getattr(model, "first_from_prefix", False))
         self.shares_encoder = False  # True: the verifier's encoder output is the drafter's (share_encoder_with)
         self.runner = None  # the plain-tensor forward, or None: fairseq's module forward
         if fast:
@@ -209,7 +213,7 @@ class NATDrafter(Drafter):
         if self.runner is not None and self.prefix_causal:
             logits = self.runner.output_layer(self._causal_block(encoder_out, list(prefix), k))
         else:
-            inp = torch.tensor(list(prefix) + [self.mask] * k, dtype=torch.long)
+            inp = torch.tensor(list(prefix) + [self.mask] * self._num_masks(k), dtype=torch.long)
             if self.runner is not None:
                 self.runner.restart(encoder_out)  # the whole input again, from position 0
                 logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
@@ -222,18 +226,27 @@ class NATDrafter(Drafter):
             return tokens, torch.log_softmax(x, dim=-1)
         return tokens
 
+    def _num_masks(self, k: int) -> int:
+        return k - 1 if self.first_from_prefix else k
+
     def _causal_block(self, encoder_out, prefix: List[int], k: int) -> Tensor:
-        """Hidden states ``[k, C]`` of the k masks after ``prefix``, prefix-causal: one pass over the tokens not yet
-        cached and the k masks (causal among the new tokens, the masks see everything), then the masks are rolled
+        """Hidden states ``[k, C]`` of the block after ``prefix``, prefix-causal: one pass over the tokens not yet
+        cached and the masks (causal among the new tokens, the masks see everything), then the masks are rolled
         back. The cache is reused while the sentence (its encoder output) is the same and it holds a prefix of
-        ``prefix`` (the loop only appends); otherwise it starts afresh -- e.g. when batch rows take turns."""
+        ``prefix`` (the loop only appends); otherwise it starts afresh -- e.g. when batch rows take turns. With
+        ``first_from_prefix`` the last prefix token is always in the pass (its hidden state drafts the first token)."""
         runner = self.runner
         held = len(self._cached_prefix)
         if runner.encoder_out is not encoder_out or held > len(prefix) or prefix[:held] != self._cached_prefix:
             runner.restart(encoder_out)
             self._cached_prefix, held = [], 0
-        inp = torch.tensor(prefix[held:] + [self.mask] * k, dtype=torch.long)
-        hidden = runner.forward(inp, need_logits=False, bidirectional_tail=k).hidden[-k:]
+        if self.first_from_prefix and held == len(prefix):  # the same prefix again: recompute its last position
+            held -= 1
+            runner.rollback(held)
+            self._cached_prefix = prefix[:held]
+        masks = self._num_masks(k)
+        inp = torch.tensor(prefix[held:] + [self.mask] * masks, dtype=torch.long)
+        hidden = runner.forward(inp, need_logits=False, bidirectional_tail=masks).hidden[-k:]
         runner.rollback(len(prefix))
         self._cached_prefix = prefix
         return hidden
@@ -279,17 +292,19 @@ class NATDrafter(Drafter):
         (enc_k, enc_v, enc_mask), _ = states[0].extra["nat_batch"]
         ks = [max(0, min(self.k, self.max_positions - len(s.prefix))) for s in states]
         lens = [len(s.prefix) for s in states]
-        n = max(p + k for p, k in zip(lens, ks))
         kmax = max(ks)
         if kmax == 0:
             return [[] for _ in states]
-        tokens = torch.tensor([s.prefix + [self.mask] * k + [self.pad] * (n - p - k)
-                               for s, p, k in zip(states, lens, ks)], dtype=torch.long)
+        masks = [max(0, self._num_masks(k)) for k in ks]
+        n = max(p + m for p, m in zip(lens, masks))
+        tokens = torch.tensor([s.prefix + [self.mask] * m + [self.pad] * (n - p - m)
+                               for s, p, m in zip(states, lens, masks)], dtype=torch.long)
         idx = torch.tensor([s.extra["nat_batch"][1] for s in states], device=self.device)
-        hidden = bidirectional_pass(self.runner, tokens, [p + k for p, k in zip(lens, ks)],
+        hidden = bidirectional_pass(self.runner, tokens, [p + m for p, m in zip(lens, masks)],
                                     enc_k.index_select(1, idx), enc_v.index_select(1, idx),
                                     enc_mask.index_select(0, idx))
-        pos = (torch.tensor(lens, device=self.device)[:, None] + torch.arange(kmax, device=self.device)).clamp(max=n - 1)
+        first = torch.tensor(lens, device=self.device) - int(self.first_from_prefix)  # column of the first draft
+        pos = (first[:, None] + torch.arange(kmax, device=self.device)).clamp(max=n - 1)
         h = hidden[torch.arange(len(states), device=self.device)[:, None], pos]  # [B, kmax, C]: the mask positions
         drafts = self.runner.output_layer(h).masked_fill(self.ban, float("-inf")).argmax(-1).tolist()
         share = (self._now(states[0]) - t0) / len(states)
@@ -299,7 +314,8 @@ class NATDrafter(Drafter):
 
     def __repr__(self) -> str:
         return (f"NATDrafter(k={self.k}, trained_k={self.trained_k}, attention="
-                f"{'prefix-causal' if self.prefix_causal else 'bidirectional'}, shares_encoder={self.shares_encoder}, "
+                f"{'prefix-causal' if self.prefix_causal else 'bidirectional'}, first_from_prefix="
+                f"{self.first_from_prefix}, shares_encoder={self.shares_encoder}, "
                 f"device={self.device}, dtype={self.dtype})")
 
 

@@ -8,6 +8,11 @@ Per sentence (target ``y_1 .. y_m``, ``y_m`` = EOS):
      ``ceil(ratio * N)`` randomly chosen valid masked positions are revealed (mask -> gold token), with
      ``ratio`` annealed linearly from ``--glance-start`` to ``--glance-end`` over ``--glance-anneal-updates``;
   4. label-smoothed cross-entropy on the positions that are still masked (and valid).
+
+A drafter trained with ``--first-from-prefix`` reads ``y_{p+1}`` at the last prefix column and ``y_{p+2} ..
+y_{p+k}`` at ``k - 1`` masks, each mask standing for the token before the one it predicts (as in an AR decoder):
+its input is ``[.., y_p, <mask> * (k-1)]`` and glancing reveals ``y_{p+j}`` in mask ``j``, so the prediction of
+``y_{p+j}`` (which may attend to that mask) gets no loss; ``y_{p+k}`` has no mask of its own and is never revealed.
 """
 
 import math
@@ -58,10 +63,11 @@ def sample_prefix_lengths(target: Tensor, pad: int, max_prefix: Optional[int] = 
 
 
 def build_block_inputs(target: Tensor, prefix_len: Tensor, k: int, pad: int, eos: int,
-                       mask: int) -> Tuple[Tensor, Tensor]:
-    """Left-padded decoder input [B, 1 + max(p) + k] and block targets [B, k] (pad = no loss).
+                       mask: int, num_masks: Optional[int] = None) -> Tuple[Tensor, Tensor]:
+    """Left-padded decoder input [B, 1 + max(p) + num_masks] and block targets [B, k] (pad = no loss).
 
-    ``target`` is fairseq's right-padded target (``y_1 .. y_m`` with ``y_m`` = EOS).
+    ``target`` is fairseq's right-padded target (``y_1 .. y_m`` with ``y_m`` = EOS); ``num_masks`` defaults to
+    ``k`` (``k - 1`` for a ``--first-from-prefix`` drafter).
     """
     bsz, tlen = target.shape
     m = target.ne(pad).sum(1)
@@ -71,7 +77,7 @@ def build_block_inputs(target: Tensor, prefix_len: Tensor, k: int, pad: int, eos
     gathered = target.gather(1, (j - 1).clamp(min=0, max=tlen - 1))
     prefix = torch.where(j >= 1, gathered, torch.full_like(gathered, pad))
     prefix = torch.where(j == 0, torch.full_like(prefix, eos), prefix)
-    masks = target.new_full((bsz, k), mask)
+    masks = target.new_full((bsz, k if num_masks is None else num_masks), mask)
     decoder_input = torch.cat([prefix, masks], dim=1)
 
     pos = prefix_len.unsqueeze(1) + torch.arange(k, device=target.device).unsqueeze(0)  # 0-based index of y
@@ -88,14 +94,17 @@ def glance_ratio(num_updates: int, start: float, end: float, anneal_updates: int
 
 
 def glance_reveal(pred: Tensor, block_target: Tensor, pad: int, ratio: float,
-                  generator: Optional[torch.Generator] = None) -> Tuple[Tensor, Tensor]:
+                  generator: Optional[torch.Generator] = None,
+                  revealable: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
     """GLAT glancing over a block: returns ``(reveal BoolTensor[B, k], n_wrong LongTensor[B])``.
 
     ``n_wrong`` counts wrong predictions on valid (non-pad target) positions; ``ceil(ratio * n_wrong)``
-    valid positions, chosen uniformly at random, are revealed.
+    valid positions, chosen uniformly at random, are revealed (only among ``revealable`` [k] ones, if given).
     """
     valid = block_target.ne(pad)
     n_wrong = (pred.ne(block_target) & valid).sum(1)
+    if revealable is not None:
+        valid = valid & revealable.to(valid.device).unsqueeze(0)
     # tiny epsilon so that e.g. 0.3 * 10 = 3.0000000000000004 does not ceil to 4
     n_reveal = torch.ceil(n_wrong.double() * ratio - 1e-6).clamp(min=0).long()
     scores = torch.rand(block_target.shape, generator=generator,
@@ -141,18 +150,24 @@ class GlatBlockLoss(FairseqCriterion):
         if not model.training:  # deterministic prefixes for validation, so valid loss is comparable
             gen = torch.Generator().manual_seed(int(sample["id"].sum().item()) % (2 ** 31))
         prefix_len = sample_prefix_lengths(target, pad, max_prefix=max_pos - 1 - k, generator=gen)
-        decoder_input, block_target = build_block_inputs(target, prefix_len, k, pad, self.eos_idx, self.mask_idx)
+        n_masks = model.num_masks(k) if hasattr(model, "num_masks") else k
+        decoder_input, block_target = build_block_inputs(target, prefix_len, k, pad, self.eos_idx, self.mask_idx,
+                                                         num_masks=n_masks)
         valid = block_target.ne(pad)
+        # the block position whose gold token glancing may show: the one in its own mask (none for y_{p+k} when the
+        # first token is read at the prefix: mask j then stands for y_{p+j}, the token before the one it predicts)
+        revealable = torch.arange(k, device=target.device) < n_masks
 
         ratio = self.current_ratio(model) if model.training else 0.0
         state = {}
 
         def glance_fn(dec_in: Tensor, first_logits: Tensor) -> Tensor:
             pred = first_logits.argmax(-1)
-            reveal, n_wrong = glance_reveal(pred, block_target, pad, ratio)
+            reveal, n_wrong = glance_reveal(pred, block_target, pad, ratio, revealable=revealable)
             state.update(reveal=reveal, n_wrong=n_wrong, pred=pred)
             out = dec_in.clone()
-            out[:, -k:] = torch.where(reveal, block_target, dec_in[:, -k:])
+            if n_masks > 0:
+                out[:, -n_masks:] = torch.where(reveal[:, :n_masks], block_target[:, :n_masks], dec_in[:, -n_masks:])
             return out
 
         net_input = sample["net_input"]

@@ -157,6 +157,8 @@ class NATBlockDrafterModel(TransformerModel):
         self.pad_idx = tgt_dict.pad()
         self.eos_idx = tgt_dict.eos()
         self.num_updates = 0
+        # --first-from-prefix: the first drafted token is read at the last prefix position, the rest at k-1 masks
+        self.first_from_prefix = bool(getattr(args, "first_from_prefix", False))
 
     @classmethod
     def add_args(cls, parser):
@@ -180,6 +182,14 @@ class NATBlockDrafterModel(TransformerModel):
             help="keep the encoder as initialised (--init-encoder-from / --finetune-from-model: the verifier's): "
                  "no gradient reaches the encoder layers nor the embedding rows of the verifier's vocabulary, so "
                  "the engine reuses the verifier's encoder output instead of encoding the source again",
+        )
+
+        parser.add_argument(
+            "--first-from-prefix", action="store_true",
+            help="read the first of the k drafted tokens at the last prefix position (where the verifier it starts "
+                 "from predicts its next token; causal with --drafter-attention prefix-causal) and the other k-1 at "
+                 "k-1 masks, as Blockwise parallel decoding reads its first proposal from the base model; the "
+                 "paper's drafter reads all k at k masks",
         )
 
     @classmethod
@@ -219,9 +229,15 @@ class NATBlockDrafterModel(TransformerModel):
         self.num_updates = num_updates
         super().set_num_updates(num_updates)
 
+    def num_masks(self, block_size: int) -> int:
+        """How many ``<mask>`` columns a decoder input for a block of ``block_size`` drafted tokens ends with."""
+        return block_size - 1 if self.first_from_prefix else block_size
+
     def block_logits(self, encoder_out, decoder_input: Tensor, block_size: int) -> Tensor:
-        """Logits [B, k, V] of the last ``block_size`` columns of a left-padded decoder input."""
-        feats = self.decoder.block_features(decoder_input, encoder_out, block_size)
+        """Logits [B, k, V] of the block: the last ``block_size`` columns of a left-padded decoder input that ends
+        with :meth:`num_masks` masks (with ``--first-from-prefix`` the first of those columns is the last prefix
+        token)."""
+        feats = self.decoder.block_features(decoder_input, encoder_out, self.num_masks(block_size))
         return self.decoder.output_layer(feats[:, -block_size:, :])
 
     def forward(
@@ -235,7 +251,7 @@ class NATBlockDrafterModel(TransformerModel):
     ):
         """Without ``block_size``: logits of every decoder position (bidirectional), like TransformerModel.
 
-        With ``block_size=k``: ``prev_output_tokens`` must be left-padded with the k mask positions last;
+        With ``block_size=k``: ``prev_output_tokens`` must be left-padded with the :meth:`num_masks` mask positions last;
         returns ``(logits[B, k, V], {"decoder_input": final decoder input})``. If ``glance_fn`` is given
         (GLAT), a no-grad pass is run first and ``glance_fn(decoder_input, block_logits)`` returns the decoder
         input to train on (some masks replaced by gold tokens). One encoder pass is shared by both decoder
@@ -374,7 +390,7 @@ class NATBlockDrafterModel(TransformerModel):
                 f"max_target_positions={max_pos}"
             )
         prefix_tokens = prefix_tokens[:, prefix_tokens.size(1) - longest:]
-        masks = prefix_tokens.new_full((bsz, k), self.mask_idx)
+        masks = prefix_tokens.new_full((bsz, self.num_masks(k)), self.mask_idx)
         decoder_input = torch.cat([prefix_tokens, masks], dim=1)
         logits = self.block_logits(encoder_out, decoder_input, k)
         # never draft <mask>, padding or BOS: no target sentence contains them (the AT verifier cannot emit them)
@@ -394,6 +410,7 @@ def nat_block_drafter_base(args):
     args.init_encoder_from = getattr(args, "init_encoder_from", None)
     args.drafter_attention = getattr(args, "drafter_attention", "bidirectional")
     args.freeze_encoder = getattr(args, "freeze_encoder", False)
+    args.first_from_prefix = getattr(args, "first_from_prefix", False)
     base_architecture(args)
 
 

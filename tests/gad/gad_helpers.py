@@ -25,7 +25,7 @@ PLUGIN = REPO / "fastdec_fairseq"
 
 def build_random_drafter(dictionary, *, layers=2, embed_dim=16, heads=2, ffn_dim=32, max_positions=64, seed=0,
                          dtype=torch.float64, init_std=None, eos_boost=0.0, max_source_positions=64,
-                         attention="bidirectional"):
+                         attention="bidirectional", first_from_prefix=False):
     """A randomly initialised ``nat_block_drafter`` whose dictionary is ``dictionary`` + ``<mask>``.
 
     ``eos_boost`` > 0 scales the EOS row of the output projection, so EOS shows up inside drafted blocks.
@@ -40,7 +40,7 @@ def build_random_drafter(dictionary, *, layers=2, embed_dim=16, heads=2, ffn_dim
         encoder_ffn_embed_dim=ffn_dim, decoder_ffn_embed_dim=ffn_dim, encoder_attention_heads=heads,
         decoder_attention_heads=heads, max_source_positions=max_source_positions, max_target_positions=max_positions,
         share_all_embeddings=True, share_decoder_input_output_embed=True, dropout=0.0, attention_dropout=0.0,
-        activation_dropout=0.0, drafter_attention=attention)
+        activation_dropout=0.0, drafter_attention=attention, first_from_prefix=first_from_prefix)
     torch.manual_seed(seed)
     model = NATBlockDrafterModel.build_model(args, SimpleNamespace(source_dictionary=d, target_dictionary=d))
     with torch.no_grad():

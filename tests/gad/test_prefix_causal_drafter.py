@@ -65,12 +65,13 @@ def test_prefix_features_ignore_later_positions_masks_see_all(causal_pair):
 
 
 @SETTINGS
-@given(st.lists(st.integers(5, 20), min_size=1, max_size=6), st.integers(1, 6), st.integers(1, 3))
-def test_cached_drafting_equals_full_recompute(steps, k, grow):
+@given(st.lists(st.integers(5, 20), min_size=1, max_size=6), st.integers(1, 6), st.integers(1, 3), st.booleans())
+def test_cached_drafting_equals_full_recompute(steps, k, grow, first_from_prefix):
     """The engine's cached prefix-causal pass drafts exactly what fairseq's full forward of the same model does,
-    over a growing prefix (and after a prefix that diverges from the cache)."""
+    over a growing prefix (and after a prefix that diverges from the cache), with the first drafted token read at a
+    mask or at the last prefix position."""
     d = verifier_and_dict(STEERED)[1]
-    model, _ = build_random_drafter(d, seed=5, attention="prefix-causal")
+    model, _ = build_random_drafter(d, seed=5, attention="prefix-causal", first_from_prefix=first_from_prefix)
     fast, slow = NATDrafter(model, k=k), NATDrafter(model, k=k, fast=False)
     src = torch.tensor([d.nspecial + 2, d.nspecial + 9, d.eos()])
     enc_f, enc_s = fast.encode(src), slow.encode(src)
@@ -81,20 +82,22 @@ def test_cached_drafting_equals_full_recompute(steps, k, grow):
         tf, lf = fast.block(enc_f, prefix, return_log_probs=True)
         ts, ls = slow.block(enc_s, prefix, return_log_probs=True)
         assert torch.equal(tf, ts) and torch.allclose(lf, ls, atol=1e-9)
+        assert torch.equal(fast.block(enc_f, prefix), ts)  # the same prefix twice
     prefix = [d.eos(), d.nspecial + 3]  # diverges from the cached prefix: recomputed
     assert torch.equal(fast.block(enc_f, prefix), slow.block(enc_s, prefix))
 
 
-def _causal_drafter(idx, seed, boost, k):
+def _causal_drafter(idx, seed, boost, k, first_from_prefix=False):
     _, d, ver = verifier_and_dict(idx)
-    model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=boost)
+    model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=boost,
+                                    first_from_prefix=first_from_prefix)
     if idx == STEERED:
         steer(model.decoder, d.nspecial + 5, d.eos(), e=2.5 + 0.1 * seed)
     return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size)
 
 
 @SETTINGS
-@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k)))
+@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k, first_from_prefix=seed % 2 == 1)))
 def test_prefix_causal_gad_equals_greedy(c):
     idx, src, drafter, lim = c
     ver = verifier_and_dict(idx)[2]
@@ -114,8 +117,64 @@ def test_prefix_causal_gad_batched_equals_greedy():
     lim = dict(max_len_a=1.2, max_len_b=10)
     greedy = [greedy_decode(ver, s, **lim).tokens for s in srcs]
     for bs in (1, 3, 7):
-        out = decode_batched(ver, srcs, _causal_drafter(STEERED, 1, 0.0, 4), accept_top1, batch_size=bs, **lim)
-        assert [r.tokens for r in out] == greedy
+        for first_from_prefix in (False, True):
+            drafter = _causal_drafter(STEERED, 1, 0.0, 4, first_from_prefix)
+            out = decode_batched(ver, srcs, drafter, accept_top1, batch_size=bs, **lim)
+            assert [r.tokens for r in out] == greedy
+
+
+def test_bidirectional_first_from_prefix_batched_equals_greedy():
+    """The batched drafting pass of a bidirectional drafter that reads its first token at the prefix (one padded pass
+    for all rows) drafts what each row drafts alone, and GAD stays greedy."""
+    _, d, ver = verifier_and_dict(STEERED)
+    model, _ = build_random_drafter(d, seed=2, first_from_prefix=True)
+    steer(model.decoder, d.nspecial + 5, d.eos(), e=2.6)
+    drafter = NATDrafter(model, k=5, verifier_vocab_size=ver.vocab_size)
+    assert drafter.first_from_prefix and not drafter.prefix_causal
+    g = torch.Generator().manual_seed(9)
+    srcs = [torch.cat([torch.randint(d.nspecial, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+            for n in torch.randint(0, 12, (9,), generator=g)]
+    lim = dict(max_len_a=1.2, max_len_b=10)
+    greedy = [greedy_decode(ver, s, **lim).tokens for s in srcs]
+    alone = [draft_verify_accept(ver, s, drafter, accept_top1, **lim) for s in srcs]
+    for bs in (2, 9):
+        out = decode_batched(ver, srcs, drafter, accept_top1, batch_size=bs, **lim)
+        assert [r.tokens for r in out] == greedy == [r.tokens for r in alone]
+        assert [r.stats.accepted for r in out] == [r.stats.accepted for r in alone]
+
+
+def _verifier_as_drafter(first_from_prefix):
+    """A prefix-causal drafter holding exactly the weights of verifier 2 (+ a <mask> row): what
+    ``init_from_verifier: all`` starts training from."""
+    vmodel, d, ver = verifier_and_dict(2)
+    model, _ = build_random_drafter(d, seed=1, attention="prefix-causal", first_from_prefix=first_from_prefix)
+    with torch.no_grad():
+        mine = model.state_dict()
+        for key, t in vmodel.state_dict().items():
+            if key in mine:
+                mine[key][: t.shape[0]].copy_(t) if t.dim() else mine[key].copy_(t)
+    return ver, d, NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
+
+
+def test_first_from_prefix_drafts_the_verifiers_next_token():
+    """Started from the verifier's weights, a drafter that reads its first token at the last prefix position drafts
+    the verifier's own next token there: GAD accepts at least one drafted token in every iteration but the last,
+    while the same weights reading all k at masks do not."""
+    ver, d, anchored = _verifier_as_drafter(True)
+    _, _, masked = _verifier_as_drafter(False)
+    lim = dict(max_len_a=1.2, max_len_b=10)
+    g = torch.Generator().manual_seed(3)
+    n_anchored = n_masked = 0
+    for n in range(1, 9):
+        src = torch.cat([torch.randint(d.nspecial, len(d), (n,), generator=g), torch.tensor([d.eos()])])
+        greedy = greedy_decode(ver, src, **lim)
+        a = draft_verify_accept(ver, src, anchored, accept_top1, **lim)
+        m = draft_verify_accept(ver, src, masked, accept_top1, **lim)
+        assert a.tokens == m.tokens == greedy.tokens
+        assert all(n >= 1 for n in a.stats.accepted[:-1]), a.stats.accepted
+        n_anchored += sum(a.stats.accepted)
+        n_masked += sum(m.stats.accepted)
+    assert n_anchored > n_masked
 
 
 def test_shared_encoder_is_detected_and_reused():
