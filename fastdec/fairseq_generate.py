@@ -44,9 +44,12 @@ def parse_generate_output(text: str, log_text: str = "") -> tuple[list[str], dic
         raise RuntimeError(f"fairseq-generate returned ids {min(hyps)}..{max(hyps)} with gaps ({n} hypotheses)")
     timing = {}
     if m := _TIMING.search(log_text or text):
-        timing = {"sentences": int(m.group(1).replace(",", "")), "tokens": int(m.group(2).replace(",", "")),
-                  "seconds": float(m.group(3)), "sentences_per_s": float(m.group(4)),
-                  "tokens_per_s": float(m.group(5))}
+        sentences, per_s = int(m.group(1).replace(",", "")), float(m.group(4))
+        # fairseq prints the seconds rounded to 0.1 s (a fast batch-1 run of 40 sentences reads "0.0s"); its
+        # sentences/s has two decimals, so the time is recovered from it when it is finite.
+        seconds = sentences / per_s if per_s > 0 else float(m.group(3))
+        timing = {"sentences": sentences, "tokens": int(m.group(2).replace(",", "")),
+                  "seconds": seconds, "sentences_per_s": per_s, "tokens_per_s": float(m.group(5))}
     return [hyps[i] for i in range(n)], timing
 
 

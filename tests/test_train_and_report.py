@@ -51,6 +51,9 @@ def test_parse_generate_output_orders_ids_and_reads_timing():
     hyps, timing = parse_generate_output(out, log)
     assert hyps == ["eins drei", "zwei"]
     assert timing == {"sentences": 2, "tokens": 5, "seconds": 0.5, "sentences_per_s": 4.0, "tokens_per_s": 10.0}
+    # fairseq rounds the seconds to 0.1 s: a fast run's time comes from its sentences/s instead.
+    _, fast = parse_generate_output(out, "Translated 40 sentences (90 tokens) in 0.0s (425.53 sentences/s, 9.0 tokens/s)")
+    assert fast["seconds"] == 40 / 425.53 > 0
 
 
 def test_at_table_and_report(tmp_path):
