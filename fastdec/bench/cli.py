@@ -92,7 +92,10 @@ def main(a: argparse.Namespace) -> int:
     meta = {"checkpoint": a.checkpoint, "data_bin": a.data_bin, "input": a.input, "ref": a.ref, "lang": a.lang,
             "sentences": len(sources), "device": str(loaded.device), "dtype": a.dtype,
             "threads": torch.get_num_threads(), "max_len_a": a.max_len_a, "max_len_b": a.max_len_b,
-            "warmup": a.warmup, "repeats": a.repeats, "wall_s": round(time.time() - t0, 2)}
+            "warmup": a.warmup, "repeats": a.repeats, "wall_s": round(time.time() - t0, 2),
+            # which verifier implementation decoded each engine row (a fast row falls back to torch with a warning)
+            "verifier_backends": {m.label: getattr(ctx.verifier_of(m.backend), "backend", "torch")
+                                  for m in methods if m.kind == "engine"}}
     df = write_run(a.out_dir, methods, records, loaded.decode, refs=refs[: len(sources)] if refs else None,
                    lang=a.lang, meta=meta)
     cols = ["label", "bleu", "identical_to_greedy_pct", "tokens_per_iteration", "mean_accepted", "ms_per_sentence",

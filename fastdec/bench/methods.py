@@ -16,16 +16,18 @@ NAME            what decodes                                           keys (def
 ==============  =====================================================  ==============================================
 
 Keys every engine method takes: ``batch`` (batch size B, default 1: B sentences drafted and verified together,
-per-row rollback, :mod:`fastdec.engine.batched`), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
+per-row rollback, :mod:`fastdec.engine.batched`), ``backend`` (``torch``, the PyTorch reference, default; ``fast``,
+the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, batch 1), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
 ``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
 drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
-``iad:max_draft_len=16``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
+``iad:max_draft_len=16``, ``iad:backend=fast``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
 ``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``.
 
 Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
-``iad-draft16``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``, ``iad-bs8``): the
+``iad-draft16``, ``iad-fast``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``,
+``iad-bs8``): the
 row name in every results file and table, and the file name of its hypotheses.
 """
 from __future__ import annotations
@@ -42,6 +44,7 @@ ENGINE_DRAFTERS = {"greedy": None, "iad": "iad", "gad": "gad", "blockwise": "blo
 _NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
 CT2_COMPUTE = ("float32", "int8")
 _RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
+BACKENDS = ("torch", "fast")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
 
 
 def _int(key: str, value, minimum: int) -> int:
@@ -66,6 +69,7 @@ class Method:
     min_block: int = 1
     max_draft_len: Optional[int] = None
     precision: Optional[str] = None            # blockwise proposal heads; ct2: its compute type
+    backend: str = "torch"                     # engine methods: the verifier implementation (torch | fast)
     drafter_args: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     custom_label: Optional[str] = field(default=None, compare=False)
 
@@ -102,6 +106,8 @@ class Method:
             s += f"-{self.precision}"
         if self.max_draft_len is not None:
             s += f"-draft{self.max_draft_len}"
+        if self.backend != "torch":
+            s += f"-{self.backend}"
         return s + (f"-bs{self.batch_size}" if self.batch_size > 1 else "")
 
     @property
@@ -113,7 +119,8 @@ class Method:
                 "topk": self.topk if self.topk > 1 else None,
                 "min_block": self.min_block if self.min_block > 1 else None,
                 "max_draft_len": self.max_draft_len, "precision": self.precision if self.name != "ct2" else None,
-                "compute": self.precision if self.name == "ct2" else None, **self.drafter_args,
+                "compute": self.precision if self.name == "ct2" else None,
+                "backend": self.backend if self.backend != "torch" else None, **self.drafter_args,
                 "label": self.custom_label}
         return ":".join([self.name] + [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in keys.items() if v is not None])
@@ -123,7 +130,7 @@ class Method:
         return {"method": self.name, "beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch_size": self.batch_size, "k": self.k, "beta": self.beta, "tau": self.tau, "topk": self.topk,
                 "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
-                "exact": self.exact}
+                "backend": self.backend if self.kind == "engine" else None, "exact": self.exact}
 
 
 def parse_key_values(items: Optional[Sequence[str]], option: str = "--drafter-arg") -> Dict[str, Any]:
@@ -173,6 +180,12 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
                           custom_label=label)
         rule = {key: kv.pop(key) for key in list(kv) if key in _RULE_KEYS}
         batch = _int("batch", kv.pop("batch", 1), 1)
+        backend = str(kv.pop("backend", "torch"))
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if backend != "torch" and (name == "nat" or batch > 1):
+            raise ValueError("backend=fast is the batch-1 verifier of engine methods (nat has no verifier; batched "
+                             "decoding runs the PyTorch reference)")
         if name == "nat" and batch > 1:
             raise ValueError("nat (the drafter alone) decodes one sentence at a time: no batch option")
         k = _int("k", kv.pop("k"), 1) if "k" in kv else None
@@ -199,7 +212,7 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
         return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
                       max_draft_len=None if cap is None else _int("max_draft_len", cap, 1), precision=precision,
-                      drafter_args=args, custom_label=label)
+                      backend=backend, drafter_args=args, custom_label=label)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"method {text!r}: {exc}") from None
 

@@ -35,7 +35,7 @@ __all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baselin
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
-    "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
+    "backend", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
     "identical_to_greedy", "identical_to_greedy_pct", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
@@ -98,7 +98,7 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
     beam_label = beam_label or speed_baseline(methods)
     total = {label: sum(r.time for r in recs) for label, recs in records.items()}
     greedy = records.get(greedy_label)
-    greedy_at = {m.batch_size: m.label for m in methods if m.name == "greedy" and not m.custom_label}
+    greedy_at = {m.batch_size: m.label for m in methods if m.name == "greedy" and m.backend == "torch" and not m.custom_label}
     rows = []
     for m in methods:
         recs = records[m.label]

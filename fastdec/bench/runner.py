@@ -12,7 +12,7 @@ share of its batch's time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -34,10 +34,24 @@ class Context:
     """What every method decodes with: the loaded verifier weights and fairseq's length limits."""
 
     loaded: object                  # fastdec.engine.load.LoadedModel
-    verifier: object                # fastdec.engine.verifier.Verifier over loaded.model
+    verifier: object                # fastdec.engine.verifier.Verifier over loaded.model (the reference backend)
     max_len_a: float = 0.0
     max_len_b: int = 200
     sync_timing: bool = True
+    _backends: Dict[str, object] = field(default_factory=dict)
+
+    def verifier_of(self, backend: str):
+        """The verifier of ``backend`` over the same weights (built once; ``torch`` is :attr:`verifier`). A fast
+        backend that cannot run here falls back to the reference with a warning (the row then says so: its
+        verifier's ``backend``)."""
+        if backend == "torch":
+            return self.verifier
+        if backend not in self._backends:
+            from fastdec.engine.load import make_verifier
+
+            v = self.verifier
+            self._backends[backend] = make_verifier(self.loaded.model, device=v.device, dtype=v.dtype, backend=backend)
+        return self._backends[backend]
 
 
 def acceptance_rule(m: Method):
@@ -84,11 +98,11 @@ class _Systems:
 
     def drafter(self, m: Method):
         kw = drafter_kwargs(m)
-        key = repr((m.drafter, sorted(kw.items())))
+        key = repr((m.drafter, m.backend, sorted(kw.items())))
         if key not in self._drafters:
             c = self.ctx
-            context = {"loaded": c.loaded, "verifier": c.verifier, "device": c.verifier.device,
-                       "dtype": c.verifier.dtype}
+            verifier = c.verifier_of(m.backend)
+            context = {"loaded": c.loaded, "verifier": verifier, "device": verifier.device, "dtype": verifier.dtype}
             self._drafters[key] = make_drafter(m.drafter, context=context, **kw)
         return self._drafters[key]
 
@@ -114,8 +128,10 @@ class _Systems:
         kw = dict(max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                   sync_timing=c.sync_timing, method=m.label)
 
+        verifier = c.verifier_of(m.backend)
+
         def engine_one(i, src):
-            return Record.from_result(m.label, i, draft_verify_accept(c.verifier, src, drafter, rule, sent_id=i, **kw))
+            return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i, **kw))
         return engine_one
 
     def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor]], List[Record]]:

@@ -178,6 +178,14 @@ class MaskedLogProbs:
                              self.unk_penalty)
         return constrain_steps(lp, self.j + start, self.max_len, self.verifier.eos)
 
+    def top1(self, start: int, end: int) -> List[int]:
+        """The verifier's tokens of rows ``start .. end - 1``: the argmax of :meth:`__call__`'s rows, or the
+        verifier's own fused projection + masked argmax when it has one (the fast verifier's ``masked_top1``)."""
+        fused = getattr(self.verifier, "masked_top1", None)
+        if fused is not None:
+            return fused(self.hidden[start:end], self.j + start, self.max_len, self.unk_penalty)
+        return self(start, end).argmax(dim=-1).tolist()
+
 
 def vocab_log_probs(verifier: Verifier, hidden: Tensor, unk_penalty: float = 0.0) -> Tensor:
     """Log-probabilities ``[..., V]`` of final decoder features ``[..., C]``: never padding, ``unk_penalty``

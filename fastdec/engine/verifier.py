@@ -136,6 +136,8 @@ class Verifier:
     feeds its whole input from position 0 after :meth:`restart`.
     """
 
+    backend = "torch"  # the implementation of the passes (fastdec.engine.fast_verifier.FastVerifier: "fast")
+
     def __init__(self, model, *, device: Any = None, dtype: Any = None, use_sdpa: Optional[bool] = None,
                  causal: bool = True):
         p0 = next(model.parameters())

@@ -140,3 +140,16 @@ def test_batched_rows_latency_per_batch_and_same_batch_speedup():
     assert df.loc["iad-bs2", "speedup_vs_greedy"] == pytest.approx(6.0)
     assert df.loc["greedy-bs2", "batch_size"] == 2 and df.loc["iad-bs2", "identical_to_greedy"] == 3
     assert df.loc["greedy", "speedup_vs_greedy_same_batch"] == pytest.approx(1.0)
+
+
+def test_backend_key_of_engine_methods():
+    m = parse_method("iad:backend=fast")
+    assert (m.backend, m.label, m.params()["backend"]) == ("fast", "iad-fast", "fast")
+    assert parse_method(m.spec) == m and parse_method("greedy:backend=fast").label == "greedy-fast"
+    assert parse_method("gad:k=10:beta=3:tau=1:backend=fast").label == "gad-k10-top3-tau1-fast"
+    assert parse_method("iad").backend == "torch" and parse_method("fairseq:beam=5").params()["backend"] is None
+    for bad, msg in [("iad:backend=cuda", "backend must be one of torch, fast"),
+                     ("iad:backend=fast:batch=4", "batch-1 verifier"), ("nat:k=4:backend=fast", "batch-1 verifier"),
+                     ("fairseq:backend=fast", "fairseq takes only")]:
+        with pytest.raises(ValueError, match=msg):
+            parse_method(bad)

@@ -201,3 +201,21 @@ def test_shared_encoder_is_detected_and_reused():
     assert a.tokens == b.tokens == greedy_decode(ver, src, max_len_a=1.2, max_len_b=10).tokens
     assert a.stats.accepted == b.stats.accepted
     assert a.stats.time_modules["drafter_encoder"] < b.stats.time_modules["drafter_encoder"]
+
+
+@SETTINGS
+@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k, first_from_prefix=seed % 2 == 1)))
+def test_gad_on_the_fast_verifier_equals_greedy(c):
+    """The NAT drafter (prefix-causal, reading the verifier's encoder output) around the fast verifier (C passes):
+    the output equals the fast verifier's greedy output and the reference's (float64)."""
+    from fastdec.engine.fast_verifier import FastVerifier
+
+    idx, src, drafter, lim = c
+    model, _, ver = verifier_and_dict(idx)
+    fast = _FAST.setdefault(idx, FastVerifier(model, dtype=torch.float64))
+    greedy = greedy_decode(fast, src, **lim)
+    assert greedy.tokens == greedy_decode(ver, src, **lim).tokens
+    assert draft_verify_accept(fast, src, drafter, accept_top1, **lim).tokens == greedy.tokens
+
+
+_FAST = {}

@@ -1,0 +1,315 @@
+"""The fast verifier backend: the :class:`~fastdec.engine.verifier.Verifier` with its encoder and decoder passes in C.
+
+At the demo's size (128-dim, 3 layers) one PyTorch decoder pass is mostly per-operator overhead; the C pass of
+``native/decoder.c`` (compiled on first use with the system C compiler, cached per source, flags and CPU) runs the
+same arithmetic as a few straight loops. It is a verifier implementation, not a new loop: every drafter (IAD, GAD,
+Blockwise, the students' drafters) and every acceptance rule run on it unchanged through the Verifier interface
+(``start`` / ``forward`` / ``rollback`` / ``output_layer``), plus :meth:`FastVerifier.masked_top1`, the fused
+vocabulary projection + masked argmax the exact rule uses instead of a full log-softmax.
+
+Lossless by construction: the C pass computes every fed position by the same loops in the same order whatever the
+number of positions fed together (row-invariant), so a k-token verification pass gives bit for bit the rows of k
+one-token passes, and draft -> verify -> accept returns exactly this backend's greedy output. Against the PyTorch
+reference the summation order differs, so outputs are identical except at float32 near-ties (measured and reported
+per run as ``identical_to_greedy``); in float64 they agree on every case the property tests draw.
+
+CPU only, float32 or float64, the fairseq Transformer (pre- or post-norm, learned or sinusoidal positions,
+``layernorm_embedding``, ReLU / GELU). Anything else -- CUDA, half precision, NormFormer extras, ``project_in_dim``,
+a custom output layer, no C compiler -- raises :class:`FastBackendUnavailable` naming the reason;
+:func:`fastdec.engine.load.make_verifier` turns that into the reference verifier with a warning.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .verifier import Verifier, VerifierOutput
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FastVerifier", "FastBackendUnavailable", "BACKENDS", "native_library"]
+
+BACKENDS = ("torch", "fast")
+_SOURCE = Path(__file__).with_name("native") / "decoder.c"
+# -fopenmp-simd vectorises the dot product's reduction without -ffast-math (which would break the -inf masks)
+_CFLAGS = ["-O3", "-march=native", "-fopenmp-simd", "-fPIC", "-shared", "-std=c99"]
+_REAL = {torch.float32: "float", torch.float64: "double"}
+_LIBS: Dict[torch.dtype, ctypes.CDLL] = {}
+
+
+class FastBackendUnavailable(RuntimeError):
+    """The fast backend cannot run this model or on this machine (the message says why and what to do)."""
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("FASTDEC_NATIVE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fastdec", "native")
+    return Path(root)
+
+
+def _cpu_flags() -> str:
+    """The CPU's feature flags: the key of a -march=native build (a shared home on a cluster mixes CPUs)."""
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith(("flags", "Features")):
+                return line
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def native_library(dtype: torch.dtype) -> ctypes.CDLL:
+    """The compiled C pass for ``dtype`` (float32 / float64), built once per source, flags and CPU."""
+    if dtype in _LIBS:
+        return _LIBS[dtype]
+    if dtype not in _REAL:
+        raise FastBackendUnavailable(f"the fast backend computes in float32 or float64, not {dtype}")
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        raise FastBackendUnavailable("no C compiler found (set CC, or install gcc: apt-get install gcc)")
+    flags = _CFLAGS + [f"-DREAL={_REAL[dtype]}"]
+    key = hashlib.sha256("\0".join([_SOURCE.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
+    path = _cache_dir() / f"decoder_{_REAL[dtype]}_{key}.so"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".so", delete=False) as tmp:
+            pass
+        cmd = [compiler, *flags, str(_SOURCE), "-o", tmp.name, "-lm"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as exc:
+            os.unlink(tmp.name)
+            raise FastBackendUnavailable(f"cannot run the C compiler {compiler!r} ({exc}); set CC or install gcc") from None
+        if proc.returncode != 0:
+            os.unlink(tmp.name)
+            raise FastBackendUnavailable(f"compiling the fast backend failed ({' '.join(cmd)}):\n{proc.stderr[-2000:]}")
+        os.replace(tmp.name, path)  # atomic: parallel jobs may build it at the same time
+    lib = ctypes.CDLL(str(path))
+    p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+    lib.fd_new.restype = p
+    lib.fd_new.argtypes = [p, p, p, p]
+    lib.fd_free.argtypes = [p]
+    lib.fd_forward.restype = i
+    lib.fd_forward.argtypes = [p, p, i, i, p, p, i, p, p, i, i, i, p]
+    lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p]
+    _LIBS[dtype] = lib
+    return lib
+
+
+def _activation_code(fn) -> int:
+    from fairseq.modules.gelu import gelu, gelu_accurate
+
+    codes = {F.relu: 0, torch.relu: 0, gelu: 1, gelu_accurate: 2}
+    if fn not in codes:
+        raise FastBackendUnavailable(f"activation {getattr(fn, '__name__', fn)!r} (the fast backend has relu, gelu, "
+                                     f"gelu_accurate)")
+    return codes[fn]
+
+
+def _ln_parts(ln: Optional[tuple], what: str):
+    """(weight, bias, eps) of a layer-norm tuple of the reference verifier, or (None, None, 1e-5)."""
+    if ln is None:
+        return None, None, 1e-5
+    _shape, w, b, eps = ln
+    if w is None or b is None:
+        raise FastBackendUnavailable(f"{what}: a layer norm without affine weights")
+    return w, b, float(eps)
+
+
+class _Handle:
+    """One C model (the decoder's or the encoder's layers): the pointer tables and the tensors they point into."""
+
+    def __init__(self, lib, ints: List[int], reals: List[float], global_tensors: List[Optional[Tensor]],
+                 layer_tensors: List[List[Optional[Tensor]]]):
+        self.lib = lib
+        self.keep = [t.detach().contiguous() if t is not None else None for t in global_tensors]
+        self.keep_layers = [[t.detach().contiguous() if t is not None else None for t in row] for row in layer_tensors]
+        ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731
+        self._ints = (ctypes.c_int * len(ints))(*ints)
+        self._reals = (ctypes.c_double * len(reals))(*reals)
+        self._globals = (ctypes.c_void_p * len(self.keep))(*[ptr(t) for t in self.keep])
+        flat = [ptr(t) for row in self.keep_layers for t in row]
+        self._layers = (ctypes.c_void_p * len(flat))(*flat)
+        self.ptr = lib.fd_new(self._ints, self._reals, self._globals, self._layers)
+        if not self.ptr:
+            raise MemoryError("the fast backend could not allocate its model")
+
+    def __del__(self):
+        if getattr(self, "ptr", None):
+            self.lib.fd_free(self.ptr)
+            self.ptr = None
+
+
+def _layer_row(L, cross: bool) -> List[Optional[Tensor]]:
+    """The 18 weight tensors of one layer in ``decoder.c``'s order (encoder-attention ones None in an encoder)."""
+    ln_sa = _ln_parts(L["ln_sa"], "self-attention layer norm")[:2]
+    ln_ca = _ln_parts(L["ln_ca"], "encoder-attention layer norm")[:2] if cross else (None, None)
+    ln_ff = _ln_parts(L["ln_ff"], "final layer norm")[:2]
+    return [L["w_qkv"], L["b_qkv"], L["w_o"], L["b_o"], *ln_sa, L.get("w_cq"), L.get("b_cq"), L.get("w_co"),
+            L.get("b_co"), *ln_ca, L["w_fc1"], L["b_fc1"], L["w_fc2"], L["b_fc2"], *ln_ff]
+
+
+def _eps(L, cross: bool) -> List[float]:
+    return [_ln_parts(L["ln_sa"], "")[2], _ln_parts(L["ln_ca"], "")[2] if cross else 1e-5, _ln_parts(L["ln_ff"], "")[2]]
+
+
+class FastVerifier(Verifier):
+    """The :class:`Verifier` with its passes in C (see the module docstring); same constructor and interface."""
+
+    backend = "fast"
+
+    def __init__(self, model, *, device: Any = None, dtype: Any = None, use_sdpa: Optional[bool] = None,
+                 causal: bool = True):
+        super().__init__(model, device=device, dtype=dtype, use_sdpa=False, causal=causal)
+        if self.device.type != "cpu":
+            raise FastBackendUnavailable(f"the fast backend runs on the CPU (device {self.device})")
+        self.lib = native_library(self.dtype)
+        self._decoder = self._decoder_handle()
+        self._encoder = self._encoder_handle()
+
+    # ------------------------------------------------------------------ building the C models
+    def _decoder_handle(self) -> _Handle:
+        unsupported = {"project_in_dim": self.project_in is not None, "project_out_dim": self.project_out is not None,
+                       "a custom output layer": self._custom_output_layer}
+        for L in self.layers:
+            unsupported.update({"NormFormer attn_ln": L.attn_ln is not None, "NormFormer scale_heads": L.c_attn is not None,
+                                "NormFormer ffn_layernorm": L.ffn_ln is not None,
+                                "NormFormer scale_resids": L.w_resid is not None})
+        bad = [name for name, is_set in unsupported.items() if is_set]
+        if bad:
+            raise FastBackendUnavailable(f"the decoder uses {', '.join(bad)}, which the fast backend does not implement")
+        layers = [{name: getattr(L, name) for name in L.__slots__} for L in self.layers]
+        emb_w, emb_b, emb_eps = _ln_parts(self.ln_emb, "layernorm_embedding")
+        fin_w, fin_b, fin_eps = _ln_parts(self.ln_final, "final decoder layer norm")
+        ints = [self.num_layers, self.embed_dim, self.num_heads, self.layers[0].w_fc1.size(0), self.vocab_size,
+                self.max_positions, int(self.normalize_before), _activation_code(self.layers[0].act)]
+        reals = [self.embed_scale, emb_eps, fin_eps] + [e for L in layers for e in _eps(L, True)]
+        glob = [self.embed_w, self._pos_table, emb_w, emb_b, fin_w, fin_b, self.out_w, self.out_b]
+        return _Handle(self.lib, ints, reals, glob, [_layer_row(L, True) for L in layers])
+
+    def _encoder_handle(self) -> Optional[_Handle]:
+        """The encoder in C, or None (fairseq's own encoder runs) when it has parts the C pass does not implement."""
+        enc = self.encoder
+        try:
+            if type(enc).__name__ not in ("TransformerEncoder", "TransformerEncoderBase"):
+                raise FastBackendUnavailable(f"encoder type {type(enc).__name__}")
+            if getattr(enc, "quant_noise", None) is not None:
+                raise FastBackendUnavailable("encoder quant_noise")
+            rows, eps = [], []
+            for layer in enc.layers:
+                sa = layer.self_attn
+                if sa.bias_k is not None or sa.add_zero_attn or sa.q_proj.bias is None:
+                    raise FastBackendUnavailable("encoder attention bias_k / add_zero_attn / no bias")
+                if getattr(layer, "attn_ln", None) is not None or getattr(layer, "w_resid", None) is not None:
+                    raise FastBackendUnavailable("NormFormer encoder layers")
+                s = float(sa.scaling)
+                L = {"w_qkv": torch.cat([sa.q_proj.weight * s, sa.k_proj.weight, sa.v_proj.weight], 0),
+                     "b_qkv": torch.cat([sa.q_proj.bias * s, sa.k_proj.bias, sa.v_proj.bias], 0),
+                     "w_o": sa.out_proj.weight, "b_o": sa.out_proj.bias, "ln_sa": _ln_of(layer.self_attn_layer_norm),
+                     "ln_ca": None, "w_fc1": layer.fc1.weight, "b_fc1": layer.fc1.bias, "w_fc2": layer.fc2.weight,
+                     "b_fc2": layer.fc2.bias, "ln_ff": _ln_of(layer.final_layer_norm), "act": layer.activation_fn}
+                rows.append(_layer_row(L, False))
+                eps += _eps(L, False)
+            first = enc.layers[0]
+            emb_w, emb_b, emb_eps = _ln_parts(_ln_of(getattr(enc, "layernorm_embedding", None)), "encoder layernorm_embedding")
+            fin_w, fin_b, fin_eps = _ln_parts(_ln_of(getattr(enc, "layer_norm", None)), "final encoder layer norm")
+            self._enc_pos = self._encoder_position_table(enc)
+            ints = [len(enc.layers), first.embed_dim, first.self_attn.num_heads, first.fc1.out_features,
+                    enc.embed_tokens.weight.size(0), self.max_source_positions, int(first.normalize_before),
+                    _activation_code(first.activation_fn)]
+            reals = [float(enc.embed_scale), emb_eps, fin_eps] + eps
+            glob = [enc.embed_tokens.weight, self._enc_pos, emb_w, emb_b, fin_w, fin_b, None, None]
+            return _Handle(self.lib, ints, reals, glob, rows)
+        except (FastBackendUnavailable, AttributeError) as exc:
+            logger.info("fast backend: fairseq's own encoder runs (%s)", exc)
+            return None
+
+    def _encoder_position_table(self, enc) -> Optional[Tensor]:
+        if enc.embed_positions is None:
+            return None
+        fill = 0 if enc.padding_idx != 0 else 1
+        dummy = torch.full((1, self.max_source_positions), fill, dtype=torch.long, device=self.device)
+        with torch.inference_mode():
+            return enc.embed_positions(dummy)[0].to(self.dtype).clone()
+
+    # ------------------------------------------------------------------ the passes
+    @torch.inference_mode()
+    def start(self, src_tokens: Tensor) -> Dict[str, List[Tensor]]:
+        if self._encoder is None:
+            return super().start(src_tokens)
+        src_tokens = torch.as_tensor(src_tokens, dtype=torch.long)
+        self.check_source(src_tokens)
+        src = src_tokens.contiguous()
+        S, C = src.numel(), self.encoder.embed_tokens.weight.size(1)
+        x = torch.empty(S, C, dtype=self.dtype)
+        H = self.encoder.layers[0].self_attn.num_heads
+        k = torch.empty(len(self.encoder.layers), H, S, C // H, dtype=self.dtype)  # the layers' keys/values: scratch
+        v = torch.empty_like(k)
+        rc = self.lib.fd_forward(self._encoder.ptr, src.data_ptr(), S, 0, k.data_ptr(), v.data_ptr(), S, None, None,
+                                 0, 0, 0, x.data_ptr())
+        self._check(rc, src)
+        enc = {"encoder_out": [x.unsqueeze(1)],
+               "encoder_padding_mask": [torch.zeros(1, S, dtype=torch.bool)],
+               "encoder_embedding": [F.embedding(src[None], self.encoder.embed_tokens.weight) * self.encoder.embed_scale],
+               "encoder_states": [], "fc_results": [], "src_tokens": [],
+               "src_lengths": [torch.tensor([[S]], dtype=torch.long)]}
+        self.src_tokens = src_tokens
+        self.src_tokens_device = src
+        self.restart(enc)
+        return enc
+
+    def restart(self, encoder_out: Dict[str, List[Tensor]]) -> None:
+        new = encoder_out is not self.encoder_out
+        super().restart(encoder_out)
+        if new:  # the C pass reads [L, H, S, D] blocks
+            self._enc_k_c, self._enc_v_c = self.enc_k[:, 0].contiguous(), self.enc_v[:, 0].contiguous()
+
+    def _check(self, rc: int, tokens: Tensor) -> None:
+        if rc == -2:
+            raise ValueError(f"token ids {tokens.tolist()} outside the vocabulary [0, {self.vocab_size})")
+        if rc != 0:
+            raise MemoryError("the fast backend could not allocate its scratch memory")
+
+    @torch.inference_mode()
+    def forward(self, tokens, *, need_logits: bool = True, bidirectional_tail: int = 0) -> VerifierOutput:
+        if self.enc_k is None:
+            raise RuntimeError("call Verifier.start(src_tokens) first")
+        tokens = self.new_tokens(tokens).contiguous()
+        n = tokens.numel()
+        t0 = self.length
+        self._ensure_capacity(t0 + n)
+        hidden = torch.empty(n, self.embed_dim, dtype=self.dtype)
+        rc = self.lib.fd_forward(self._decoder.ptr, tokens.data_ptr(), n, t0, self._k.data_ptr(), self._v.data_ptr(),
+                                 self._cap, self._enc_k_c.data_ptr(), self._enc_v_c.data_ptr(), self._enc_k_c.size(2),
+                                 int(self.causal), int(bidirectional_tail), hidden.data_ptr())
+        self._check(rc, tokens)
+        self.length = t0 + n
+        return VerifierOutput(logits=self.output_layer(hidden) if need_logits else None, hidden=hidden)
+
+    def masked_top1(self, hidden: Tensor, step: int, max_len: int, unk_penalty: float = 0.0) -> List[int]:
+        """The verifier's token for each row of final features ``hidden`` ``[n, C]`` (row ``i`` predicts output step
+        ``step + i``) under the loop's beam-1 constraints, without materialising the log-probabilities."""
+        hidden = hidden.contiguous()
+        n = hidden.size(0)
+        out = (ctypes.c_int64 * n)()
+        self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
+                         self.pad, self.unk, out)
+        return list(out)
+
+
+def _ln_of(mod) -> Optional[tuple]:
+    if mod is None:
+        return None
+    return (tuple(mod.normalized_shape), mod.weight, mod.bias, getattr(mod, "eps", 1e-5))

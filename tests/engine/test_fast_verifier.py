@@ -1,0 +1,166 @@
+"""The fast verifier backend (C passes): equal to the PyTorch reference, row-invariant bit for bit (so draft ->
+verify -> accept on it returns exactly its own greedy output), lossless with every exact drafter, clear fallbacks."""
+import logging
+import math
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastdec.engine.fast_verifier as fv
+from conftest import MODEL_CONFIGS, random_model
+from fastdec.engine import (InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, draft_verify_accept,
+                            greedy_decode)
+from fastdec.engine.fast_verifier import FastBackendUnavailable, FastVerifier
+from fastdec.engine.load import make_verifier
+from fastdec.engine.loop import MaskedLogProbs
+from fastdec.engine.profile import build_random_transformer
+from helpers.drafters import NoisyOracleDrafter, RandomDrafter
+from test_loop import NoisyCopyIAD, case
+from test_verifier import feed_program, run_program
+
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SUPPORTED = [i for i, c in enumerate(MODEL_CONFIGS) if "decoder_output_dim" not in c]  # no project_out_dim in C
+GELU = {i for i, c in enumerate(MODEL_CONFIGS) if c.get("activation_fn") == "gelu"}
+_FAST = {}
+
+
+def fast_model(idx, dtype=torch.float64):
+    """The fast verifier over ``random_model(idx)``'s weights (float64, or a float32 copy)."""
+    if (idx, dtype) not in _FAST:
+        model, d, _ = random_model(idx)
+        if dtype != torch.float64:
+            model, d, _ = build_random_transformer(seed=100 + idx, dtype=dtype, max_positions=64, **MODEL_CONFIGS[idx])
+        _FAST[idx, dtype] = (model, d, FastVerifier(model, dtype=dtype))
+    return _FAST[idx, dtype]
+
+
+def _src(data, d):
+    n = data.draw(st.integers(0, 12))
+    return torch.tensor(data.draw(st.lists(st.integers(4, len(d) - 1), min_size=n, max_size=n)) + [d.eos()])
+
+
+@SETTINGS
+@given(data=st.data(), idx=st.sampled_from(SUPPORTED))
+def test_cached_blocks_equal_the_reference_verifier(data, idx):
+    """Encoder output, hidden states and logits of any feed/rollback program equal the PyTorch reference (float64;
+    fairseq computes GELU in float32, so those models agree to 1e-6)."""
+    model, d, ref = random_model(idx)
+    fast = fast_model(idx)[2]
+    src = _src(data, d)
+    ops = data.draw(feed_program(len(d)))
+    seq, hid, log = run_program(ref, src, ops, d.eos())
+    seq2, hid2, log2 = run_program(fast, src, ops, d.eos())
+    tol = 1e-6 if idx in GELU else 1e-9
+    torch.testing.assert_close(fast.encoder_out["encoder_out"][0], ref.encoder_out["encoder_out"][0], atol=tol, rtol=0)
+    assert seq == seq2 and fast.length == ref.length
+    if seq:
+        torch.testing.assert_close(torch.stack(hid2), torch.stack(hid), atol=tol, rtol=0)
+        torch.testing.assert_close(torch.stack(log2), torch.stack(log), atol=tol, rtol=0)
+
+
+@SETTINGS
+@given(data=st.data(), idx=st.sampled_from(SUPPORTED), dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_rows_are_bitwise_independent_of_the_block_width(data, idx, dtype):
+    """A block of n tokens gives bit for bit the rows of n one-token passes (float32 too): why draft -> verify ->
+    accept on this backend returns exactly its own greedy output."""
+    model, d, fast = fast_model(idx, dtype)
+    src = _src(data, d)
+    tokens = [d.eos()] + data.draw(st.lists(st.integers(4, len(d) - 1), min_size=1, max_size=20))
+    split = data.draw(st.integers(1, len(tokens)))
+    fast.start(src)
+    block = torch.cat([fast.forward(tokens[:split], need_logits=False).hidden,
+                       fast.forward(tokens[split:], need_logits=False).hidden]) if split < len(tokens) else \
+        fast.forward(tokens, need_logits=False).hidden
+    fast.rollback(0)
+    single = torch.cat([fast.forward([t], need_logits=False).hidden for t in tokens])
+    assert torch.equal(block, single)
+    assert fast.masked_top1(block, 0, 30) == [fast.masked_top1(single[i:i + 1], i, 30)[0] for i in range(len(tokens))]
+
+
+@SETTINGS
+@given(data=st.data(), idx=st.sampled_from(SUPPORTED))
+def test_masked_top1_is_the_argmax_of_the_masked_log_probs(data, idx):
+    """The fused projection + argmax keeps fairseq's beam-1 constraints: no padding, the UNK penalty, no EOS at step 0,
+    only EOS from max_len on."""
+    model, d, ref = random_model(idx)
+    fast = fast_model(idx)[2]
+    src = _src(data, d)
+    n = data.draw(st.integers(1, 6))
+    tokens = [d.eos()] + data.draw(st.lists(st.integers(4, len(d) - 1), min_size=n - 1, max_size=n - 1))
+    step, max_len = data.draw(st.integers(0, 4)), data.draw(st.integers(1, 8))
+    unk_penalty = data.draw(st.sampled_from([0.0, 3.0, -50.0]))
+    ref.start(src)
+    fast.start(src)
+    hidden = fast.forward(tokens, need_logits=False).hidden
+    with torch.inference_mode():
+        expected = MaskedLogProbs(ref, max_len, unk_penalty).of(ref.forward(tokens).hidden, step)(0, n)
+    expected = expected.argmax(-1).tolist()
+    assert fast.masked_top1(hidden, step, max_len, unk_penalty) == expected
+
+
+@SETTINGS
+@given(c=case(), seed=st.integers(0, 10_000))
+def test_exact_drafters_on_the_fast_backend_equal_greedy(c, seed):
+    """IAD, random and noisy-oracle drafts, GAD++ with beta = 1 and Blockwise top-1 on the fast backend return its
+    greedy output, which equals the reference's greedy output (float64)."""
+    idx, src, kw = c
+    if idx not in SUPPORTED:
+        return
+    model, d, ref = random_model(idx)
+    fast = fast_model(idx)[2]
+    out = greedy_decode(fast, src, **kw).tokens
+    assert out == greedy_decode(ref, src, **kw).tokens
+    for drafter in (InputCopyDrafter(), RandomDrafter(len(d), max_tokens=10, seed=seed),
+                    NoisyOracleDrafter(out, len(d), noise=0.3, seed=seed), NoisyCopyIAD(out, seed, len(d))):
+        assert draft_verify_accept(fast, src, drafter, accept_top1, **kw).tokens == out, type(drafter).__name__
+    for rule in (accept_top_beta(1, math.inf), accept_top_k(1)):
+        assert draft_verify_accept(fast, src, NoisyOracleDrafter(out, len(d), noise=0.3, seed=seed), rule,
+                                   **kw).tokens == out
+
+
+def test_float32_exact_drafters_equal_the_fast_greedy_bit_for_bit():
+    """In float32 the fast backend's summation order differs from PyTorch's, so at a near-tie its greedy output may
+    differ from the reference's; its own draft -> verify -> accept never differs from its own greedy output."""
+    for idx in SUPPORTED:
+        model, d, fast = fast_model(idx, torch.float32)
+        g = torch.Generator().manual_seed(idx)
+        for trial in range(15):
+            src = torch.cat([torch.randint(4, len(d), (int(torch.randint(0, 12, (), generator=g)),), generator=g),
+                             torch.tensor([d.eos()])])
+            out = greedy_decode(fast, src, max_len_a=1.2, max_len_b=10).tokens
+            for drafter in (InputCopyDrafter(), RandomDrafter(len(d), max_tokens=10, seed=trial),
+                            NoisyOracleDrafter(out, len(d), noise=0.3, seed=trial)):
+                assert draft_verify_accept(fast, src, drafter, accept_top1, max_len_a=1.2, max_len_b=10).tokens == out
+
+
+def test_unsupported_models_and_machines_fall_back_with_the_reason(tmp_path, monkeypatch, caplog):
+    model, d, _ = random_model(MODEL_CONFIGS.index(dict(decoder_output_dim=8, learned_pos=True)))
+    with pytest.raises(FastBackendUnavailable, match="project_out_dim"):
+        FastVerifier(model)
+    with caplog.at_level(logging.WARNING):
+        ver = make_verifier(model, backend="fast")
+    assert ver.backend == "torch" and "project_out_dim" in caplog.text
+    with pytest.raises(ValueError, match="unknown verifier backend 'cuda'"):
+        make_verifier(model, backend="cuda")
+    # no C compiler: a clear message, and the reference decodes
+    monkeypatch.setattr(fv, "_LIBS", {})
+    monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(FastBackendUnavailable, match="compiling the fast backend failed|no-such-cc"):
+        FastVerifier(random_model(0)[0])
+    with pytest.raises(FastBackendUnavailable, match="float32 or float64"):
+        fv.native_library(torch.float16)
+
+
+def test_bad_tokens_and_state_errors():
+    model, d, fast = fast_model(0)
+    with pytest.raises(RuntimeError, match="start"):
+        FastVerifier(model).forward([d.eos()])
+    fast.start(torch.tensor([5, d.eos()]))
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        fast.forward([d.eos(), len(d) + 3])
+    with pytest.raises(ValueError, match="cannot roll back"):
+        fast.rollback(5)
+    assert fast.backend == "fast" and fast.length == 0
