@@ -9,7 +9,9 @@ A benchmark run directory (written by :func:`write_run`, read by :func:`read_run
 
 Definitions (per method, over its sentences): ``speedup_vs_beam`` = total time of the fairseq beam baseline /
 this method's total time; ``speedup_vs_greedy`` = the same against the engine's greedy decoding;
-``identical_to_greedy`` = outputs token-identical to the engine's greedy output; ``tokens_per_iteration`` = output
+``identical_to_greedy`` = outputs token-identical to the engine's greedy output (the PyTorch reference);
+``identical_to_backend_greedy`` = an engine row's outputs token-identical to the greedy output of its own verifier
+backend (``greedy-fast`` for a ``-fast`` row; the lossless property of an exact row, whatever the backend); ``tokens_per_iteration`` = output
 tokens (EOS included) per decoder pass (the GAD paper's "Tok."); ``mean_accepted`` = accepted *draft* tokens per
 iteration (the verifier's own token not counted); ``mean_block`` = tokens added per verification step after the
 first pass of each sentence (the Blockwise paper's mean accepted block size k̂, 1.0 for greedy decoding);
@@ -37,7 +39,7 @@ SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
     "backend", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
-    "identical_to_greedy", "identical_to_greedy_pct", "mean_iterations", "tokens_per_iteration", "mean_accepted",
+    "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
     "time_other_s", "time_drafter_encoder_s", "time_drafter_decoder_s", "peak_mem_mb", "bleu", "bleu_signature",
 ]
@@ -99,6 +101,8 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
     total = {label: sum(r.time for r in recs) for label, recs in records.items()}
     greedy = records.get(greedy_label)
     greedy_at = {m.batch_size: m.label for m in methods if m.name == "greedy" and m.backend == "torch" and not m.custom_label}
+    greedy_of_backend = {"torch": greedy_label, **{m.backend: m.label for m in methods if m.name == "greedy"
+                                                   and m.backend != "torch" and m.batch_size == 1}}
     rows = []
     for m in methods:
         recs = records[m.label]
@@ -121,6 +125,9 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
         if greedy is not None:
             same = sum(r.tokens == g.tokens for r, g in zip(recs, greedy))
             row.update(identical_to_greedy=same, identical_to_greedy_pct=100.0 * same / n if n else None)
+        own = records.get(greedy_of_backend.get(m.backend)) if m.kind == "engine" else None
+        if own is not None:
+            row.update(identical_to_backend_greedy=sum(r.tokens == g.tokens for r, g in zip(recs, own)))
         if m.kind in ("engine", "drafter"):
             row.update(mean_accepted=sum(acc) / len(acc) if acc else 0.0,
                        mean_drafted=sum(drafted) / len(drafted) if drafted else 0.0,

@@ -44,14 +44,37 @@ __attribute__((noinline)) static real dot(const real *a, const real *b, int n) {
     return s;
 }
 
-/* out[r, o] = b[o] + W[o, :] . in[r, :]  (W: [O, K] row-major, PyTorch's Linear layout); the weight row is reused
- * for every input row while it is in cache. */
-static void linear(const real *in, int n, int K, const real *W, const real *b, int O, real *out) {
-    for (int o = 0; o < O; o++) {
-        const real *w = W + (size_t)o * K;
-        real bias = b ? b[o] : 0;
-        for (int r = 0; r < n; r++) out[(size_t)r * O + o] = dot(w, in + (size_t)r * K, K) + bias;
+/* Four dot products with one vector: the input is loaded once for four weight rows and the four independent sums
+ * hide the FMA latency. Output row o always goes through the same kernel (dot4 for o < O - O % 4, dot after), so its
+ * value never depends on how many input rows are fed. */
+__attribute__((noinline)) static void dot4(const real *w, size_t stride, const real *x, int n, real *out) {
+    const real *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
+    real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int i = 0; i < n; i++) {
+        s0 += w0[i] * x[i];
+        s1 += w1[i] * x[i];
+        s2 += w2[i] * x[i];
+        s3 += w3[i] * x[i];
     }
+    out[0] = s0; out[1] = s1; out[2] = s2; out[3] = s3;
+}
+
+/* out[r, o] = b[o] + W[o, :] . in[r, :]  (W: [O, K] row-major, PyTorch's Linear layout); each block of four weight
+ * rows is reused for every input row while it is in cache. */
+static void linear(const real *in, int n, int K, const real *W, const real *b, int O, real *out) {
+    const int O4 = O - O % 4;
+    real s[4];
+    for (int o = 0; o < O4; o += 4) {
+        const real *w = W + (size_t)o * K;
+        for (int r = 0; r < n; r++) {
+            dot4(w, K, in + (size_t)r * K, K, s);
+            real *y = out + (size_t)r * O + o;
+            for (int j = 0; j < 4; j++) y[j] = s[j] + (b ? b[o + j] : 0);
+        }
+    }
+    for (int o = O4; o < O; o++)
+        for (int r = 0; r < n; r++) out[(size_t)r * O + o] = dot(W + (size_t)o * K, in + (size_t)r * K, K) + (b ? b[o] : 0);
 }
 
 static void layer_norm(real *x, int E, const real *w, const real *b, double eps) {
@@ -207,17 +230,24 @@ void fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, do
     Model *m = (Model *)handle;
     const int E = m->E, V = m->V;
     const real *W = m->g[G_OUT_W], *b = m->g[G_OUT_B];
-    real *best = scratch(m, (size_t)n);
+    real *best = scratch(m, (size_t)n), s[4];
+    const int V4 = V - V % 4;
     for (int r = 0; r < n; r++) { best[r] = -INFINITY; out[r] = -1; }
-    for (int o = 0; o < V; o++) {
-        if (o == pad) continue;
-        const real *w = W + (size_t)o * E;
+    for (int o = 0; o < V; o += 4) {
+        const int width = o < V4 ? 4 : V - o;
         for (int r = 0; r < n; r++) {
-            int step = step0 + r;
-            if (step >= max_len || (o == eos && step == 0)) continue;
-            real s = dot(w, hidden + (size_t)r * E, E) + (b ? b[o] : 0);
-            if (o == unk) s -= (real)unk_penalty;
-            if (s > best[r]) { best[r] = s; out[r] = o; }
+            const int step = step0 + r;
+            if (step >= max_len) continue;
+            const real *x = hidden + (size_t)r * E;
+            if (width == 4) dot4(W + (size_t)o * E, E, x, E, s);
+            else for (int j = 0; j < width; j++) s[j] = dot(W + (size_t)(o + j) * E, x, E);
+            for (int j = 0; j < width; j++) {
+                const int id = o + j;
+                if (id == pad || (id == eos && step == 0)) continue;
+                real v = s[j] + (b ? b[id] : 0);
+                if (id == unk) v -= (real)unk_penalty;
+                if (v > best[r]) { best[r] = v; out[r] = id; }
+            }
         }
     }
     for (int r = 0; r < n; r++)
