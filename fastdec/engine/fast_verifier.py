@@ -182,7 +182,7 @@ class FastVerifier(Verifier):
     # ------------------------------------------------------------------ building the C models
     def _decoder_handle(self) -> _Handle:
         unsupported = {"project_in_dim": self.project_in is not None, "project_out_dim": self.project_out is not None,
-                       "a custom output layer": self._custom_output_layer}
+                       "a custom output layer": self._custom_output_layer and not _plain_output_layer(self.decoder)}
         for L in self.layers:
             unsupported.update({"NormFormer attn_ln": L.attn_ln is not None, "NormFormer scale_heads": L.c_attn is not None,
                                 "NormFormer ffn_layernorm": L.ffn_ln is not None,
@@ -307,6 +307,15 @@ class FastVerifier(Verifier):
         self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
                          self.pad, self.unk, out)
         return list(out)
+
+
+def _plain_output_layer(decoder) -> bool:
+    """A decoder that overrides ``output_layer`` but scores with the plain vocabulary projection: a Blockwise model
+    whose p_1 is the base model's own output (``p1_through_layer`` off; its heads only propose)."""
+    if not hasattr(decoder, "blockwise_head"):
+        return False
+    head = decoder.blockwise_head
+    return head is None or not head.p1_through_layer
 
 
 def _ln_of(mod) -> Optional[tuple]:

@@ -62,6 +62,8 @@ def paper_en_de_only(df: pd.DataFrame, reference: str, table: str) -> pd.DataFra
 
 def paper_key(m: Method, reference: str = "wmt14_en-de") -> Optional[str]:
     """The paper's Table 1/14 row ``m`` compares with: GAD++ rows by the paper's (beta, tau) of ``reference``."""
+    if m.backend != "torch":  # another verifier implementation: not in the paper
+        return None
     if m.name == "fairseq":
         return {5: "verifier_b5", 1: "verifier_b1"}.get(m.beam) if m.batch_size == 1 else None
     if m.name in ("greedy", "nat") or (m.name == "gad" and m.beta == 1):
@@ -90,8 +92,9 @@ def table1(run, reference: str = "wmt14_en-de") -> pd.DataFrame:
             "speedup_vs_beam": _r(r["speedup_vs_beam"]), "paper_speed": paper.get("speed"),
             "speedup_vs_greedy": _r(r["speedup_vs_greedy"]),
             "identical_to_greedy_pct": _r(r["identical_to_greedy_pct"]),
-            "identical_to_greedy": _r(r["identical_to_greedy"], None), "n_sentences": _r(r["n_sentences"], None),
-            "signature": r["bleu_signature"] if isinstance(r["bleu_signature"], str) else None,
+            "identical_to_greedy": _r(r["identical_to_greedy"], None),
+            "identical_to_backend_greedy": _r(r.get("identical_to_backend_greedy"), None),
+            "n_sentences": _r(r["n_sentences"], None), "signature": r["bleu_signature"] if isinstance(r["bleu_signature"], str) else None,
         })
     df = pd.DataFrame(out)
     # the NAT systems the paper cites, for WMT14 En-De only (where they were published)

@@ -60,6 +60,11 @@ class BenchRun:
         return d
 
 
+def backend_methods(backends, specs) -> List[str]:
+    """The engine methods ``specs`` again on each extra verifier backend (``iad`` -> ``iad:backend=fast``)."""
+    return [f"{s}:backend={b}" for b in backends if b != "torch" for s in specs]
+
+
 def ct2_methods(compute_types, beam: int, model_dir: str) -> List[str]:
     """CTranslate2 rows (Issue 11's peer): greedy and beam search for each compute type, on the converted folder."""
     return [f"ct2:beam={b}:compute={c}:model={model_dir}" for c in compute_types for b in (1, beam)]

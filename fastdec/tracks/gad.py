@@ -20,7 +20,7 @@ from typing import Dict, List
 
 from fastdec.bench.methods import parse_method
 
-from . import BenchRun, TableItem, ct2_methods, section
+from . import BenchRun, TableItem, backend_methods, ct2_methods, section
 
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
 TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
@@ -53,8 +53,9 @@ class Plan:
         # the cheap drafter (gad.cheap_drafter): GAD and GAD++ high_efficiency again, labelled "-cheap"
         self.cheap = [f"{s}:label={parse_method(s).label}-cheap:checkpoint={R}/gad/models/drafter_k{self.k}_cheap/"
                       "model.pt" for s in (self.gad, self.he)] if g.get("cheap_drafter") else []
+        fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he])
         self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he,
-                     *self.cheap, *ct2]
+                     *self.cheap, *fast, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]

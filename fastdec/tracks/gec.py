@@ -19,7 +19,7 @@ from typing import Dict, Optional, Tuple
 
 from fastdec.bench.methods import parse_methods
 
-from . import BenchRun, TableItem, ct2_methods
+from . import BenchRun, TableItem, backend_methods, ct2_methods
 
 Spec = Tuple[str, int, Optional[int]]  # device, threads, sentences (None: all)
 
@@ -31,6 +31,7 @@ def methods(config: dict, R: str = "results") -> list:
         raise ValueError("config gec.benchmark.beam must be >= 2 (the fairseq greedy row, beam 1, is always there)")
     return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad",
             *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"]),
+            *backend_methods(gb.get("backends", []), ["greedy", "iad"]),
             *ct2_methods(gb["ct2"], gb["beam"], f"{R}/gec/models/gec/ct2")]
 
 

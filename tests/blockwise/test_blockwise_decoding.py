@@ -235,3 +235,28 @@ def test_loop_checks_acceptance_against_the_drafter():
     ok = draft_verify_accept(ver, torch.tensor([5, d.eos()]), drafter, make_acceptance("top1", min_block_size=2),
                              max_len_b=5)
     assert ok.tokens[-1] == d.eos()
+
+
+@functools.lru_cache(maxsize=None)
+def fast_model(idx):
+    from fastdec.engine.fast_verifier import FastVerifier
+
+    return FastVerifier(model(idx)[0], dtype=torch.float64)
+
+
+@SETTINGS
+@given(case())
+def test_exact_blockwise_on_the_fast_verifier_equals_greedy(c):
+    """Blockwise with p_1 = the base model's output runs on the fast verifier (C passes) unchanged: exactly its
+    greedy output, which is the reference's (float64). A p_1 through the head layer has no C pass (a clear error)."""
+    from fastdec.engine.fast_verifier import FastBackendUnavailable
+
+    idx, k, src, kw = c
+    if MODELS[idx][1]:  # p1_through_layer
+        with pytest.raises(FastBackendUnavailable, match="custom output layer"):
+            fast_model(idx)
+        return
+    fast = fast_model(idx)
+    greedy = greedy_decode(fast, src, **kw)
+    assert greedy.tokens == greedy_decode(model(idx)[2], src, **kw).tokens
+    assert blockwise_decode(fast, src, k, **kw).tokens == greedy.tokens
