@@ -43,8 +43,8 @@ __all__ = ["FastVerifier", "FastBackendUnavailable", "BACKENDS", "native_library
 
 BACKENDS = ("torch", "fast")
 _SOURCE = Path(__file__).with_name("native") / "decoder.c"
-# -fopenmp-simd vectorises the dot product's reduction without -ffast-math (which would break the -inf masks)
-_CFLAGS = ["-O3", "-march=native", "-fopenmp-simd", "-fPIC", "-shared", "-std=c99"]
+# no -ffast-math: the C order of operations is what makes the kernels row-invariant (see decoder.c)
+_CFLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fPIC", "-shared", "-std=c99"]
 _REAL = {torch.float32: "float", torch.float64: "double"}
 _LIBS: Dict[torch.dtype, ctypes.CDLL] = {}
 
@@ -79,7 +79,7 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
         raise FastBackendUnavailable("no C compiler found (set CC, or install gcc: apt-get install gcc)")
-    flags = _CFLAGS + [f"-DREAL={_REAL[dtype]}"]
+    flags = _CFLAGS + [f"-DREAL={_REAL[dtype]}", f"-DREAL_IS_DOUBLE={int(dtype == torch.float64)}"]
     key = hashlib.sha256("\0".join([_SOURCE.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
     path = _cache_dir() / f"decoder_{_REAL[dtype]}_{key}.so"
     if not path.is_file():
@@ -103,6 +103,7 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_free.argtypes = [p]
     lib.fd_forward.restype = i
     lib.fd_forward.argtypes = [p, p, i, i, p, p, i, p, p, i, i, i, p]
+    lib.fd_top1.restype = i
     lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p]
     _LIBS[dtype] = lib
     return lib
@@ -304,8 +305,10 @@ class FastVerifier(Verifier):
         hidden = hidden.contiguous()
         n = hidden.size(0)
         out = (ctypes.c_int64 * n)()
-        self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
-                         self.pad, self.unk, out)
+        rc = self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
+                              self.pad, self.unk, out)
+        if rc != 0:
+            raise MemoryError("the fast backend could not allocate its scratch memory")
         return list(out)
 
 

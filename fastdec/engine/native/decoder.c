@@ -1,14 +1,14 @@
 /* The fast verifier's decoder pass: a fairseq Transformer decoder (pre- or post-norm) over a rollback-able KV cache,
  * in plain C, called through ctypes (fastdec/engine/fast_verifier.py). Compiled twice, with REAL = float and double.
  *
- * Why C: at the demo's size (128-dim, 3 layers) one PyTorch decoder step is mostly per-operator overhead (~1.5 ms
- * for ~0.1 M multiply-adds); here a step is a few straight loops.
+ * Why C: at the demo's size (128-dim, 3 layers) a PyTorch decoder step is mostly per-operator overhead; here a step
+ * is a few straight loops.
  *
  * Why row-invariant: every output row (one fed position) is computed by the same loops in the same order whatever
  * the number of rows fed together, so scoring k drafted tokens in one pass gives bit for bit the rows that k
  * one-token passes give. Draft-and-verify on this backend therefore returns exactly this backend's greedy output
- * (lossless by construction, not only up to floating-point ties). Every dot product goes through one non-inlined
- * function, so its summation order cannot depend on the call site. */
+ * (lossless by construction, not only up to floating-point ties). Every dot product has one fixed order of
+ * operations, whichever kernel computes it (see LANES below). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +25,10 @@ enum { W_QKV, B_QKV, W_O, B_O, LN_SA_W, LN_SA_B, W_CQ, B_CQ, W_CO, B_CO, LN_CA_W
        W_FC1, B_FC1, W_FC2, B_FC2, LN_FF_W, LN_FF_B, N_LAYER_PTRS };
 /* global pointers */
 enum { G_EMBED, G_POS, G_LN_EMB_W, G_LN_EMB_B, G_LN_FIN_W, G_LN_FIN_B, G_OUT_W, G_OUT_B, N_GLOBAL_PTRS };
+/* the packed matrices of a layer */
+enum { P_QKV, P_O, P_CQ, P_CO, P_FC1, P_FC2, N_PACKED };
+
+typedef struct Packed Packed;
 
 typedef struct {
     int L, E, H, D, F, V, P, pre_norm, act;
@@ -33,48 +37,106 @@ typedef struct {
     double *eps;           /* [L, 3]: self-attention, encoder-attention, feed-forward layer norms */
     const real *g[N_GLOBAL_PTRS];
     const real **w;        /* [L, N_LAYER_PTRS] */
+    Packed *packed;        /* [L, N_PACKED] the layers' weight matrices, then the output projection */
     real *scratch;
     size_t scratch_n;
 } Model;
 
-__attribute__((noinline)) static real dot(const real *a, const real *b, int n) {
-    real s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+#if REAL_IS_DOUBLE
+#define FMA fma
+#else
+#define FMA fmaf
+#endif
+
+/* Attention scores: LANES running sums (element i to sum i % LANES by a fused multiply-add), then one fixed pairwise
+ * reduction. One function for every row, so a row's scores never depend on how many rows are fed. */
+#define LANES 16
+
+static inline real reduce_lanes(const real *a) {
+    real t[8], u[4];
+    for (int l = 0; l < 8; l++) t[l] = a[l] + a[l + 8];
+    for (int l = 0; l < 4; l++) u[l] = t[l] + t[l + 4];
+    return (u[0] + u[2]) + (u[1] + u[3]);
 }
 
-/* Four dot products with one vector: the input is loaded once for four weight rows and the four independent sums
- * hide the FMA latency. Output row o always goes through the same kernel (dot4 for o < O - O % 4, dot after), so its
- * value never depends on how many input rows are fed. */
-__attribute__((noinline)) static void dot4(const real *w, size_t stride, const real *x, int n, real *out) {
-    const real *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
-    real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-    for (int i = 0; i < n; i++) {
-        s0 += w0[i] * x[i];
-        s1 += w1[i] * x[i];
-        s2 += w2[i] * x[i];
-        s3 += w3[i] * x[i];
-    }
-    out[0] = s0; out[1] = s1; out[2] = s2; out[3] = s3;
+static real dot(const real *a, const real *b, int n) {
+    real acc[LANES] = {0};
+    const int n16 = n - n % LANES;
+    for (int i = 0; i < n16; i += LANES)
+        for (int l = 0; l < LANES; l++) acc[l] = FMA(a[i + l], b[i + l], acc[l]);
+    for (int i = n16; i < n; i++) acc[i - n16] = FMA(a[i], b[i], acc[i - n16]);
+    return reduce_lanes(acc);
 }
 
-/* out[r, o] = b[o] + W[o, :] . in[r, :]  (W: [O, K] row-major, PyTorch's Linear layout); each block of four weight
- * rows is reused for every input row while it is in cache. */
-static void linear(const real *in, int n, int K, const real *W, const real *b, int O, real *out) {
-    const int O4 = O - O % 4;
-    real s[4];
-    for (int o = 0; o < O4; o += 4) {
-        const real *w = W + (size_t)o * K;
-        for (int r = 0; r < n; r++) {
-            dot4(w, K, in + (size_t)r * K, K, s);
-            real *y = out + (size_t)r * O + o;
-            for (int j = 0; j < 4; j++) y[j] = s[j] + (b ? b[o + j] : 0);
+/* Linear layers: y[o] = b[o] + sum_i W[o, i] x[i], every output summed in one order -- start from the bias, then a
+ * fused multiply-add per i, i ascending. C fixes that order (no -ffast-math), so every kernel below gives bit for bit
+ * the same y[o] for the same x, however many rows and outputs it computes together: the row-invariance this backend
+ * rests on. The weights are packed in panels of PW outputs ([K][PW] each, zero-padded), so the kernels vectorise over
+ * outputs -- no horizontal sums -- and stream each panel contiguously. */
+#define PW 16
+
+struct Packed {
+    int O, K, panels;
+    real *p; /* [panels][K][PW] */
+};
+
+static int pack(Packed *P, const real *W, int O, int K) {
+    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW;
+    P->p = (real *)calloc((size_t)P->panels * K * PW, sizeof(real));
+    if (!P->p) return -1;
+    for (int o = 0; o < O; o++)
+        for (int i = 0; i < K; i++) P->p[((size_t)(o / PW) * K + i) * PW + o % PW] = W[(size_t)o * K + i];
+    return 0;
+}
+
+/* G panels x R rows: acc[g][r][l] = output (panel0 + g) * PW + l of row r. Constant G, R: the compiler keeps the
+ * G * R accumulators in vector registers. */
+static inline __attribute__((always_inline)) void panel_kernel(int G, int R, const Packed *P, int panel0,
+                                                               const real *X, int K, const real *bias, real *Y,
+                                                               size_t ldy, int col0, int ycols) {
+    real acc[4][4][PW];
+    for (int g = 0; g < G; g++)
+        for (int l = 0; l < PW; l++) {
+            const int o = (panel0 + g) * PW + l;
+            const real b0 = bias && o < P->O ? bias[o] : 0;
+            for (int r = 0; r < R; r++) acc[g][r][l] = b0;
         }
+    const real *w = P->p + (size_t)panel0 * K * PW;
+    for (int i = 0; i < K; i++) {
+#pragma GCC unroll 4
+        for (int g = 0; g < G; g++)
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                const real xi = X[(size_t)r * K + i];
+                for (int l = 0; l < PW; l++) acc[g][r][l] = FMA(w[((size_t)g * K + i) * PW + l], xi, acc[g][r][l]);
+            }
     }
-    for (int o = O4; o < O; o++)
-        for (int r = 0; r < n; r++) out[(size_t)r * O + o] = dot(W + (size_t)o * K, in + (size_t)r * K, K) + (b ? b[o] : 0);
+    for (int g = 0; g < G; g++) {
+        const int o0 = (panel0 + g) * PW, width = ycols - o0 < PW ? ycols - o0 : PW;
+        for (int r = 0; r < R; r++)
+            for (int l = 0; l < width; l++) Y[(size_t)r * ldy + (o0 - col0) + l] = acc[g][r][l];
+    }
+}
+
+/* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last). */
+static void gemm(const real *X, int n, const Packed *P, int first, int last, const real *bias, real *Y, size_t ldy) {
+    const int K = P->K;
+    const int col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
+    int pn = first;
+    for (; pn + 4 <= last; pn += 4) {
+        int r = 0;
+        for (; r + 4 <= n; r += 4) panel_kernel(4, 4, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r < n; r++) panel_kernel(4, 1, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    }
+    for (; pn < last; pn++) {
+        int r = 0;
+        for (; r + 4 <= n; r += 4) panel_kernel(1, 4, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r < n; r++) panel_kernel(1, 1, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    }
+}
+
+static void linear(const real *in, int n, const Packed *P, const real *b, real *out) {
+    gemm(in, n, P, 0, P->panels, b, out, P->O);
 }
 
 static void layer_norm(real *x, int E, const real *w, const real *b, double eps) {
@@ -138,13 +200,27 @@ void *fd_new(const int *ints, const double *reals, const void **global_ptrs, con
     memcpy(m->eps, reals + 3, sizeof(double) * 3 * m->L);
     memcpy(m->g, global_ptrs, sizeof(void *) * N_GLOBAL_PTRS);
     memcpy(m->w, layer_ptrs, sizeof(void *) * N_LAYER_PTRS * m->L);
+    m->packed = (Packed *)calloc((size_t)N_PACKED * m->L + 1, sizeof(Packed));
+    if (!m->packed) return NULL;
+    const int E = m->E, F = m->F;
+    for (int l = 0; l < m->L; l++) {
+        const real **w = m->w + (size_t)l * N_LAYER_PTRS;
+        Packed *P = m->packed + (size_t)l * N_PACKED;
+        int bad = pack(&P[P_QKV], w[W_QKV], 3 * E, E) || pack(&P[P_O], w[W_O], E, E) ||
+                  pack(&P[P_FC1], w[W_FC1], F, E) || pack(&P[P_FC2], w[W_FC2], E, F);
+        if (w[W_CQ]) bad = bad || pack(&P[P_CQ], w[W_CQ], E, E) || pack(&P[P_CO], w[W_CO], E, E);
+        if (bad) return NULL;
+    }
+    if (m->g[G_OUT_W] && pack(&m->packed[(size_t)N_PACKED * m->L], m->g[G_OUT_W], m->V, E)) return NULL;
     return m;
 }
 
 void fd_free(void *handle) {
     Model *m = (Model *)handle;
     if (!m) return;
-    free(m->eps); free(m->w); free(m->scratch); free(m);
+    if (m->packed)
+        for (int i = 0; i <= N_PACKED * m->L; i++) free(m->packed[i].p);
+    free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m);
 }
 
 /* Feed n tokens at positions t0 .. t0+n-1 and append their keys/values to the cache.
@@ -178,11 +254,12 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
     for (int l = 0; l < m->L; l++) {
         const real **w = m->w + (size_t)l * N_LAYER_PTRS;
         const double *eps = m->eps + 3 * l;
+        const Packed *P = m->packed + (size_t)l * N_PACKED;
         real *K = kc + (size_t)l * H * cap * D, *Vc = vc + (size_t)l * H * cap * D;
         const real *EK = enck ? enck + (size_t)l * H * S * D : NULL, *EV = encv ? encv + (size_t)l * H * S * D : NULL;
         /* self-attention */
         if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
-        linear(m->pre_norm ? h : x, n, E, w[W_QKV], w[B_QKV], 3 * E, big);
+        linear(m->pre_norm ? h : x, n, &P[P_QKV], w[B_QKV], big);
         for (int r = 0; r < n; r++)
             for (int hh = 0; hh < H; hh++) {
                 const real *qkv = big + (size_t)r * 3 * E;
@@ -195,25 +272,25 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
                 attend(big + (size_t)r * 3 * E + hh * D, K + (size_t)hh * cap * D, Vc + (size_t)hh * cap * D, upto,
                        D, p, att + (size_t)r * E + hh * D);
         }
-        linear(att, n, E, w[W_O], w[B_O], E, h);
+        linear(att, n, &P[P_O], w[B_O], h);
         for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
         if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
         if (enck) { /* encoder attention (an encoder layer has none) */
             if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
-            linear(m->pre_norm ? h : x, n, E, w[W_CQ], w[B_CQ], E, big);
+            linear(m->pre_norm ? h : x, n, &P[P_CQ], w[B_CQ], big);
             for (int r = 0; r < n; r++)
                 for (int hh = 0; hh < H; hh++)
                     attend(big + (size_t)r * E + hh * D, EK + (size_t)hh * S * D, EV + (size_t)hh * S * D, S, D, p,
                            att + (size_t)r * E + hh * D);
-            linear(att, n, E, w[W_CO], w[B_CO], E, h);
+            linear(att, n, &P[P_CO], w[B_CO], h);
             for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
             if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
         }
         /* feed-forward */
         if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
-        linear(m->pre_norm ? h : x, n, E, w[W_FC1], w[B_FC1], F, big);
+        linear(m->pre_norm ? h : x, n, &P[P_FC1], w[B_FC1], big);
         for (size_t i = 0; i < (size_t)n * F; i++) big[i] = activation(big[i], m->act);
-        linear(big, n, F, w[W_FC2], w[B_FC2], E, h);
+        linear(big, n, &P[P_FC2], w[B_FC2], h);
         for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
         if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
     }
@@ -224,27 +301,29 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
 /* The verifier's token for each of n rows of final features, under fairseq's beam-1 constraints: never padding,
  * unk_penalty subtracted from UNK, no EOS as the first output token (step 0), only EOS from step max_len on.
  * Row r predicts output step step0 + r. The argmax of the logits is the argmax of the log-probabilities (a per-row
- * constant apart); ties go to the lowest id, like torch.argmax. */
-void fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
-             int unk, int64_t *out) {
+ * constant apart); ties go to the lowest id, like torch.argmax. Returns 0, or -1 without scratch memory. */
+int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
+            int unk, int64_t *out) {
     Model *m = (Model *)handle;
-    const int E = m->E, V = m->V;
-    const real *W = m->g[G_OUT_W], *b = m->g[G_OUT_B];
-    real *best = scratch(m, (size_t)n), s[4];
-    const int V4 = V - V % 4;
+    const int V = m->V;
+    const real *b = m->g[G_OUT_B];
+    /* vocabulary chunks of CHUNK outputs: the chunk's logits of every row, then their masked maxima */
+    enum { CHUNK = 16 * PW };
+    const Packed *P = m->packed + (size_t)N_PACKED * m->L;
+    real *best = scratch(m, (size_t)n * (CHUNK + 1)), *logits = best + n;
+    if (!best) return -1;
     for (int r = 0; r < n; r++) { best[r] = -INFINITY; out[r] = -1; }
-    for (int o = 0; o < V; o += 4) {
-        const int width = o < V4 ? 4 : V - o;
+    for (int o0 = 0; o0 < V; o0 += CHUNK) {
+        const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
+        gemm(hidden, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK);
         for (int r = 0; r < n; r++) {
             const int step = step0 + r;
             if (step >= max_len) continue;
-            const real *x = hidden + (size_t)r * E;
-            if (width == 4) dot4(W + (size_t)o * E, E, x, E, s);
-            else for (int j = 0; j < width; j++) s[j] = dot(W + (size_t)(o + j) * E, x, E);
+            const real *row = logits + (size_t)r * CHUNK;
             for (int j = 0; j < width; j++) {
-                const int id = o + j;
+                const int id = o0 + j;
                 if (id == pad || (id == eos && step == 0)) continue;
-                real v = s[j] + (b ? b[id] : 0);
+                real v = row[j];
                 if (id == unk) v -= (real)unk_penalty;
                 if (v > best[r]) { best[r] = v; out[r] = id; }
             }
@@ -252,4 +331,5 @@ void fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, do
     }
     for (int r = 0; r < n; r++)
         if (step0 + r >= max_len) out[r] = eos;
+    return 0;
 }
