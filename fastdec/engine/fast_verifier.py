@@ -256,8 +256,9 @@ class FastVerifier(Verifier):
         S, C = src.numel(), self.encoder.embed_tokens.weight.size(1)
         x = torch.empty(S, C, dtype=self.dtype)
         H = self.encoder.layers[0].self_attn.num_heads
-        k = torch.empty(len(self.encoder.layers), H, S, C // H, dtype=self.dtype)  # the layers' keys/values: scratch
-        v = torch.empty_like(k)
+        # the layers' keys (transposed) and values: scratch
+        k = torch.empty(len(self.encoder.layers), H, C // H, S, dtype=self.dtype)
+        v = torch.empty(len(self.encoder.layers), H, S, C // H, dtype=self.dtype)
         rc = self.lib.fd_forward(self._encoder.ptr, src.data_ptr(), S, 0, k.data_ptr(), v.data_ptr(), S, None, None,
                                  0, 0, 0, x.data_ptr())
         self._check(rc, src)
@@ -274,8 +275,25 @@ class FastVerifier(Verifier):
     def restart(self, encoder_out: Dict[str, List[Tensor]]) -> None:
         new = encoder_out is not self.encoder_out
         super().restart(encoder_out)
-        if new:  # the C pass reads [L, H, S, D] blocks
-            self._enc_k_c, self._enc_v_c = self.enc_k[:, 0].contiguous(), self.enc_v[:, 0].contiguous()
+        if new:  # the C pass reads keys as [L, H, D, S] and values as [L, H, S, D]
+            self._enc_k_c = self.enc_k[:, 0].transpose(-1, -2).contiguous()
+            self._enc_v_c = self.enc_v[:, 0].contiguous()
+
+    def _ensure_capacity(self, needed: int) -> None:
+        """The self-attention cache in the C pass's layout: keys ``[L, H, D, cap]`` (transposed), values
+        ``[L, H, cap, D]``; grown like the reference's, keeping the first ``length`` positions."""
+        if needed <= self._cap:
+            return
+        if needed > self.max_positions:
+            raise ValueError(f"target length {needed} exceeds the decoder's max positions {self.max_positions}")
+        cap = min(self.max_positions, max(needed, 64, 2 * self._cap))
+        L, H, D, t = self.num_layers, self.num_heads, self.head_dim, self.length
+        k = torch.empty(L, H, D, cap, dtype=self.dtype)
+        v = torch.empty(L, H, cap, D, dtype=self.dtype)
+        if self._k is not None and t > 0:
+            k[..., :t] = self._k[..., :t]
+            v[:, :, :t] = self._v[:, :, :t]
+        self._k, self._v, self._cap = k, v, cap
 
     def _check(self, rc: int, tokens: Tensor) -> None:
         if rc == -2:
@@ -293,7 +311,7 @@ class FastVerifier(Verifier):
         self._ensure_capacity(t0 + n)
         hidden = torch.empty(n, self.embed_dim, dtype=self.dtype)
         rc = self.lib.fd_forward(self._decoder.ptr, tokens.data_ptr(), n, t0, self._k.data_ptr(), self._v.data_ptr(),
-                                 self._cap, self._enc_k_c.data_ptr(), self._enc_v_c.data_ptr(), self._enc_k_c.size(2),
+                                 self._cap, self._enc_k_c.data_ptr(), self._enc_v_c.data_ptr(), self._enc_v_c.size(2),
                                  int(self.causal), int(bidirectional_tail), hidden.data_ptr())
         self._check(rc, tokens)
         self.length = t0 + n

@@ -48,26 +48,6 @@ typedef struct {
 #define FMA fmaf
 #endif
 
-/* Attention scores: LANES running sums (element i to sum i % LANES by a fused multiply-add), then one fixed pairwise
- * reduction. One function for every row, so a row's scores never depend on how many rows are fed. */
-#define LANES 16
-
-static inline real reduce_lanes(const real *a) {
-    real t[8], u[4];
-    for (int l = 0; l < 8; l++) t[l] = a[l] + a[l + 8];
-    for (int l = 0; l < 4; l++) u[l] = t[l] + t[l + 4];
-    return (u[0] + u[2]) + (u[1] + u[3]);
-}
-
-static real dot(const real *a, const real *b, int n) {
-    real acc[LANES] = {0};
-    const int n16 = n - n % LANES;
-    for (int i = 0; i < n16; i += LANES)
-        for (int l = 0; l < LANES; l++) acc[l] = FMA(a[i + l], b[i + l], acc[l]);
-    for (int i = n16; i < n; i++) acc[i - n16] = FMA(a[i], b[i], acc[i - n16]);
-    return reduce_lanes(acc);
-}
-
 /* Linear layers: y[o] = b[o] + sum_i W[o, i] x[i], every output summed in one order -- start from the bias, then a
  * fused multiply-add per i, i ascending. C fixes that order (no -ffast-math), so every kernel below gives bit for bit
  * the same y[o] for the same x, however many rows and outputs it computes together: the row-invariance this backend
@@ -162,18 +142,47 @@ static real activation(real x, int act) {
     }
 }
 
-/* One head of one row: softmax(q . K[0..T)) V  ->  out[D]. K, V: [T, D]; q already scaled; p: [T] scratch. */
-static void attend(const real *q, const real *K, const real *Vv, int T, int D, real *p, real *out) {
+#if REAL_IS_DOUBLE
+static inline real exp_real(real x) { return exp(x); }
+#else
+/* expf for x <= 0 (softmax after subtracting the maximum), vectorisable: x = n ln2 + r with |r| <= ln2 / 2, a
+ * degree-6 polynomial of r (relative error ~2e-7), times 2^n put together from its bits. */
+static inline float exp_real(float x) {
+    if (x < -87.0f) return 0.0f;
+    const float n = nearbyintf(x * 1.44269504f);
+    const float r = FMA(n, -0.693145752f, FMA(n, -1.42860677e-6f, x));
+    float p = 1.38888889e-3f;
+    p = FMA(p, r, 8.33333333e-3f);
+    p = FMA(p, r, 4.16666667e-2f);
+    p = FMA(p, r, 1.66666667e-1f);
+    p = FMA(p, r, 0.5f);
+    p = FMA(p, r, 1.0f);
+    p = FMA(p, r, 1.0f);
+    union { float f; int32_t i; } scale = {.i = ((int32_t)n + 127) << 23};
+    return p * scale.f;
+}
+#endif
+
+/* One head of one row: softmax(q . keys) values -> out[D], over T positions. Kt: the keys transposed, [D][ldk]
+ * (row d holds dimension d of every position, so the T scores are computed side by side, each as a sum over d in
+ * ascending order); V: [T][D]; q already scaled; p: [T] scratch. */
+static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p, real *out) {
+    for (int j = 0; j < T; j++) p[j] = 0;
+    for (int d = 0; d < D; d++) {
+        const real qd = q[d], *k = Kt + (size_t)d * ldk;
+        for (int j = 0; j < T; j++) p[j] = FMA(qd, k[j], p[j]);
+    }
     real m = -INFINITY;
-    for (int j = 0; j < T; j++) { p[j] = dot(q, K + (size_t)j * D, D); if (p[j] > m) m = p[j]; }
+    for (int j = 0; j < T; j++) m = p[j] > m ? p[j] : m;
+    for (int j = 0; j < T; j++) p[j] = exp_real(p[j] - m);
     real sum = 0;
-    for (int j = 0; j < T; j++) { p[j] = (real)exp(p[j] - m); sum += p[j]; }
+    for (int j = 0; j < T; j++) sum += p[j];
     for (int d = 0; d < D; d++) out[d] = 0;
     for (int j = 0; j < T; j++) {
-        const real pj = p[j], *v = Vv + (size_t)j * D;
-        for (int d = 0; d < D; d++) out[d] += pj * v[d];
+        const real pj = p[j], *v = V + (size_t)j * D;
+        for (int d = 0; d < D; d++) out[d] = FMA(pj, v[d], out[d]);
     }
-    real inv = 1 / sum;
+    const real inv = 1 / sum;
     for (int d = 0; d < D; d++) out[d] *= inv;
 }
 
@@ -224,7 +233,8 @@ void fd_free(void *handle) {
 }
 
 /* Feed n tokens at positions t0 .. t0+n-1 and append their keys/values to the cache.
- * kc, vc: [L, H, cap, D]; enck, encv: [L, H, S, D] (the encoder-attention keys/values, projected once per sentence).
+ * kc: [L, H, D, cap] (keys transposed), vc: [L, H, cap, D]; enck: [L, H, D, S], encv: [L, H, S, D] (the
+ * encoder-attention keys/values, projected once per sentence).
  * causal = 0: every new row attends to every position < t0+n (a bidirectional decoder); bidir_tail = m: the last m
  * rows do (the masked block of a prefix-causal drafter). hidden: [n, E], the final decoder features.
  * enck = NULL runs encoder layers (self-attention and feed-forward only; with causal = 0 and kc, vc of cap >= n the
@@ -256,21 +266,21 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
         const double *eps = m->eps + 3 * l;
         const Packed *P = m->packed + (size_t)l * N_PACKED;
         real *K = kc + (size_t)l * H * cap * D, *Vc = vc + (size_t)l * H * cap * D;
-        const real *EK = enck ? enck + (size_t)l * H * S * D : NULL, *EV = encv ? encv + (size_t)l * H * S * D : NULL;
+        const real *EK = enck ? enck + (size_t)l * H * D * S : NULL, *EV = encv ? encv + (size_t)l * H * S * D : NULL;
         /* self-attention */
         if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
         linear(m->pre_norm ? h : x, n, &P[P_QKV], w[B_QKV], big);
         for (int r = 0; r < n; r++)
             for (int hh = 0; hh < H; hh++) {
                 const real *qkv = big + (size_t)r * 3 * E;
-                memcpy(K + ((size_t)hh * cap + t0 + r) * D, qkv + E + hh * D, sizeof(real) * D);
+                for (int d = 0; d < D; d++) K[((size_t)hh * D + d) * cap + t0 + r] = qkv[E + hh * D + d];
                 memcpy(Vc + ((size_t)hh * cap + t0 + r) * D, qkv + 2 * E + hh * D, sizeof(real) * D);
             }
         for (int r = 0; r < n; r++) {
             int upto = (!causal || r >= n - bidir_tail) ? t1 : t0 + r + 1;
             for (int hh = 0; hh < H; hh++)
-                attend(big + (size_t)r * 3 * E + hh * D, K + (size_t)hh * cap * D, Vc + (size_t)hh * cap * D, upto,
-                       D, p, att + (size_t)r * E + hh * D);
+                attend(big + (size_t)r * 3 * E + hh * D, K + (size_t)hh * D * cap, cap, Vc + (size_t)hh * cap * D,
+                       upto, D, p, att + (size_t)r * E + hh * D);
         }
         linear(att, n, &P[P_O], w[B_O], h);
         for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
@@ -280,7 +290,7 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
             linear(m->pre_norm ? h : x, n, &P[P_CQ], w[B_CQ], big);
             for (int r = 0; r < n; r++)
                 for (int hh = 0; hh < H; hh++)
-                    attend(big + (size_t)r * E + hh * D, EK + (size_t)hh * S * D, EV + (size_t)hh * S * D, S, D, p,
+                    attend(big + (size_t)r * E + hh * D, EK + (size_t)hh * D * S, S, EV + (size_t)hh * S * D, S, D, p,
                            att + (size_t)r * E + hh * D);
             linear(att, n, &P[P_CO], w[B_CO], h);
             for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
