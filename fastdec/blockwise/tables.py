@@ -40,6 +40,8 @@ def load_runs(runs: Dict[str, Tuple[str, str, int]]) -> pd.DataFrame:
         df.loc[df["method"] == "greedy", "k"] = 1
         # a blockwise method run without a precision key used the drafter's default: float heads
         df["precision"] = df["precision"].where(df["precision"].notna() | (df["method"] != "blockwise"), "float")
+        # runs written before the fast backend existed have no backend column: the PyTorch reference decoded them
+        df["backend"] = df["backend"].fillna("torch") if "backend" in df else "torch"
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -61,11 +63,11 @@ def _cell(r, ident: bool = True) -> Optional[str]:
 
 
 def _pick(df: pd.DataFrame, *, variant: str, k: int, precision: Optional[str], topk: int = 1, min_block: int = 1,
-          split: str = "valid", method: str = "blockwise") -> Optional[pd.Series]:
+          split: str = "valid", method: str = "blockwise", backend: str = "torch") -> Optional[pd.Series]:
     """The row of one cell: the model trained for exactly k wins, else the smallest trained K >= k."""
     if df.empty:
         return None
-    m = (df["variant"] == variant) & (df["split"] == split) & (df["method"] == method)
+    m = (df["variant"] == variant) & (df["split"] == split) & (df["method"] == method) & (df["backend"] == backend)
     if method == "blockwise":
         m &= (df["k"] == k) & (df["topk"] == topk) & (df["min_block"] == min_block) & (df["precision"] == precision)
     sub = df[m]
@@ -74,8 +76,8 @@ def _pick(df: pd.DataFrame, *, variant: str, k: int, precision: Optional[str], t
     return sub.assign(_other=(sub["trained_k"] != k).astype(int)).sort_values(["_other", "trained_k"]).iloc[0]
 
 
-def _greedy(df: pd.DataFrame, variant: str, split: str = "valid") -> Optional[pd.Series]:
-    return _pick(df, variant=variant, k=1, precision=None, split=split, method="greedy")
+def _greedy(df: pd.DataFrame, variant: str, split: str = "valid", backend: str = "torch") -> Optional[pd.Series]:
+    return _pick(df, variant=variant, k=1, precision=None, split=split, method="greedy", backend=backend)
 
 
 def _block_sizes(df: pd.DataFrame, split: str = "valid") -> List[int]:
@@ -289,6 +291,15 @@ def table4(df: pd.DataFrame, beam: int, precision: str, variant: str = "both", s
             r = _pick(df, variant=variant, k=k, split=split, precision=prec)
             if r is not None:
                 rows.append(row(f"blockwise k={k}", r, P.TABLE4.get(k) if prec == precision else None, prec))
+    # the same decoders on another verifier implementation (blockwise.decode.backends; not in the paper)
+    for backend in sorted(set(df["backend"]) - {"torch"}) if len(df) else []:
+        g = _greedy(df, variant, split, backend)
+        if g is not None:
+            rows.append(row(f"greedy, k = 1 ({backend} backend)", g, None))
+        for k in [k for k in _block_sizes(df, split) if k > 1]:
+            r = _pick(df, variant=variant, k=k, split=split, precision=precision, backend=backend)
+            if r is not None:
+                rows.append(row(f"blockwise k={k} ({backend} backend)", r, None, precision))
     return append_paper_only(pd.DataFrame(rows), stern_table4_rows())
 
 
@@ -317,7 +328,8 @@ def comparison_table(df: pd.DataFrame, gad: Optional[pd.DataFrame], beam: int, v
     sub = df[(df["variant"] == variant) & (df["split"] == split) & (df["method"] == "blockwise")] if len(df) else df
     exact = sub[(sub["topk"] == 1) & (sub["min_block"] == 1)] if len(sub) else sub
     for _, r in exact.sort_values("speedup_vs_greedy", ascending=False).head(2).iterrows():
-        rows.append(row(f"Blockwise k={int(r['k'])} ({r['precision']} heads)", "blockwise", r))
+        backend = "" if r.get("backend", "torch") == "torch" else f", {r['backend']} backend"
+        rows.append(row(f"Blockwise k={int(r['k'])} ({r['precision']} heads{backend})", "blockwise", r))
     if gad is not None:
         rows += [row(r["label"], "gad", r) for _, r in gad.iterrows() if r["method"] in ("fairseq", "greedy", "gad")]
     return pd.DataFrame(rows, columns=["system", "track", *_CMP, "n_sentences"])

@@ -9,7 +9,8 @@ Runs (every method on the model's weights in one process, batch 1, interleaved p
   approximate acceptance (``blockwise:k=4:topk=2``, Sec. 5.1) and minimum block sizes (``blockwise:k=4:min_block=2``,
   Sec. 5.3). Table 1, its scatter plot, the approximate / minimum-block tables and Figure 4 read these.
 * ``blockwise/bench/test/both_k<K>``  fairseq beam search, greedy and exact blockwise decoding at every k, plus the
-  other head precision on CPU (``compare_precision``): Table 4 and the comparison with the GAD track.
+  other head precision on CPU (``compare_precision``), greedy and exact blockwise on each extra verifier backend
+  (``decode.backends``, CPU): Table 4 and the comparison with the GAD track.
 
 Every blockwise method names its head precision (``blockwise:k=4:precision=int8``): the config's
 ``blockwise.decode.head_precision``, and the other one in the precision comparison.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Tuple
 
-from . import BenchRun, TableItem, section as validated_section
+from . import BenchRun, TableItem, backend_methods, section as validated_section
 
 GAD_RUN = "gad/bench/test"  # the GAD track's test benchmark (fastdec.tracks.gad)
 _TABLES = "blockwise/tables"
@@ -56,7 +57,8 @@ def methods(bw: dict, split: str, variant: str, trained_k: int, device: str = "c
     if dec["compare_precision"] and device == "cpu":
         other = "float" if prec == "int8" else "int8"
         out += [f"blockwise:k={k}:precision={other}" for k in ks]
-    return out
+    return out + backend_methods(dec.get("backends", []) if device == "cpu" else [],
+                                 ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks])
 
 
 def runs(bw: dict) -> Dict[str, Tuple[str, str, int]]:
