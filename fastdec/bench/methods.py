@@ -17,7 +17,8 @@ NAME            what decodes                                           keys (def
 
 Keys every engine method takes: ``batch`` (batch size B, default 1: B sentences drafted and verified together,
 per-row rollback, :mod:`fastdec.engine.batched`), ``backend`` (``torch``, the PyTorch reference, default; ``fast``,
-the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, batch 1), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
+the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, batch 1; ``fast-int8``, the same with int8 linear
+layers), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
 ``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
 drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
 
@@ -44,7 +45,7 @@ ENGINE_DRAFTERS = {"greedy": None, "iad": "iad", "gad": "gad", "blockwise": "blo
 _NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
 CT2_COMPUTE = ("float32", "int8")
 _RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
-BACKENDS = ("torch", "fast")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
+BACKENDS = ("torch", "fast", "fast-int8")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
 
 
 def _int(key: str, value, minimum: int) -> int:
@@ -184,7 +185,7 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if backend != "torch" and (name == "nat" or batch > 1):
-            raise ValueError("backend=fast is the batch-1 verifier of engine methods (nat has no verifier; batched "
+            raise ValueError(f"backend={backend} is the batch-1 verifier of engine methods (nat has no verifier; batched "
                              "decoding runs the PyTorch reference)")
         if name == "nat" and batch > 1:
             raise ValueError("nat (the drafter alone) decodes one sentence at a time: no batch option")

@@ -4,14 +4,18 @@ At the demo's size (128-dim, 3 layers) one PyTorch decoder pass is mostly per-op
 ``native/decoder.c`` (compiled on first use with the system C compiler, cached per source, flags and CPU) runs the
 same arithmetic as a few straight loops. It is a verifier implementation, not a new loop: every drafter (IAD, GAD,
 Blockwise, the students' drafters) and every acceptance rule run on it unchanged through the Verifier interface
-(``start`` / ``forward`` / ``rollback`` / ``output_layer``), plus :meth:`FastVerifier.masked_top1`, the fused
-vocabulary projection + masked argmax the exact rule uses instead of a full log-softmax.
+(``start`` / ``forward`` / ``rollback`` / ``output_layer``, the last in C too), plus
+:meth:`FastVerifier.masked_top1`, the fused vocabulary projection + masked argmax the exact rule uses instead of a full
+log-softmax.
 
 Lossless by construction: the C pass computes every fed position by the same loops in the same order whatever the
 number of positions fed together (row-invariant), so a k-token verification pass gives bit for bit the rows of k
 one-token passes, and draft -> verify -> accept returns exactly this backend's greedy output. Against the PyTorch
 reference the summation order differs, so outputs are identical except at float32 near-ties (measured and reported
 per run as ``identical_to_greedy``); in float64 they agree on every case the property tests draw.
+
+``backend="fast-int8"`` quantises every linear layer to int8 (:class:`FastVerifier` ``quantize``), CTranslate2's
+int8 counterpart: lossless against its own greedy output, not the float model's.
 
 CPU only, float32 or float64, the fairseq Transformer (pre- or post-norm, learned or sinusoidal positions,
 ``layernorm_embedding``, ReLU / GELU). Anything else -- CUDA, half precision, NormFormer extras, ``project_in_dim``,
@@ -41,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["FastVerifier", "FastBackendUnavailable", "BACKENDS", "native_library"]
 
-BACKENDS = ("torch", "fast")
+BACKENDS = ("torch", "fast", "fast-int8")
 _SOURCE = Path(__file__).with_name("native") / "decoder.c"
 # no -ffast-math: the C order of operations is what makes the kernels row-invariant (see decoder.c)
 _CFLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fPIC", "-shared", "-std=c99"]
@@ -103,6 +107,8 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_free.argtypes = [p]
     lib.fd_forward.restype = i
     lib.fd_forward.argtypes = [p, p, i, i, p, p, i, p, p, i, i, i, p]
+    lib.fd_logits.restype = i
+    lib.fd_logits.argtypes = [p, p, i, p]
     lib.fd_top1.restype = i
     lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p]
     _LIBS[dtype] = lib
@@ -167,15 +173,21 @@ def _eps(L, cross: bool) -> List[float]:
 
 
 class FastVerifier(Verifier):
-    """The :class:`Verifier` with its passes in C (see the module docstring); same constructor and interface."""
+    """The :class:`Verifier` with its passes in C (see the module docstring); same constructor and interface.
 
-    backend = "fast"
+    ``quantize="int8"``: every linear layer (the vocabulary projection included) in int8 -- weights per output row,
+    activations per row, dynamically; sums exact in 32-bit integers -- like CTranslate2's int8. Still row-invariant,
+    so lossless against its own (int8) greedy output; not identical to the float model's."""
 
     def __init__(self, model, *, device: Any = None, dtype: Any = None, use_sdpa: Optional[bool] = None,
-                 causal: bool = True):
+                 causal: bool = True, quantize: Optional[str] = None):
         super().__init__(model, device=device, dtype=dtype, use_sdpa=False, causal=causal)
         if self.device.type != "cpu":
             raise FastBackendUnavailable(f"the fast backend runs on the CPU (device {self.device})")
+        if quantize not in (None, "int8"):
+            raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
+        self.int8 = quantize == "int8"
+        self.backend = "fast-int8" if self.int8 else "fast"
         self.lib = native_library(self.dtype)
         self._decoder = self._decoder_handle()
         self._encoder = self._encoder_handle()
@@ -195,7 +207,7 @@ class FastVerifier(Verifier):
         emb_w, emb_b, emb_eps = _ln_parts(self.ln_emb, "layernorm_embedding")
         fin_w, fin_b, fin_eps = _ln_parts(self.ln_final, "final decoder layer norm")
         ints = [self.num_layers, self.embed_dim, self.num_heads, self.layers[0].w_fc1.size(0), self.vocab_size,
-                self.max_positions, int(self.normalize_before), _activation_code(self.layers[0].act)]
+                self.max_positions, int(self.normalize_before), _activation_code(self.layers[0].act), int(self.int8)]
         reals = [self.embed_scale, emb_eps, fin_eps] + [e for L in layers for e in _eps(L, True)]
         glob = [self.embed_w, self._pos_table, emb_w, emb_b, fin_w, fin_b, self.out_w, self.out_b]
         return _Handle(self.lib, ints, reals, glob, [_layer_row(L, True) for L in layers])
@@ -229,7 +241,7 @@ class FastVerifier(Verifier):
             self._enc_pos = self._encoder_position_table(enc)
             ints = [len(enc.layers), first.embed_dim, first.self_attn.num_heads, first.fc1.out_features,
                     enc.embed_tokens.weight.size(0), self.max_source_positions, int(first.normalize_before),
-                    _activation_code(first.activation_fn)]
+                    _activation_code(first.activation_fn), int(self.int8)]
             reals = [float(enc.embed_scale), emb_eps, fin_eps] + eps
             glob = [enc.embed_tokens.weight, self._enc_pos, emb_w, emb_b, fin_w, fin_b, None, None]
             return _Handle(self.lib, ints, reals, glob, rows)
@@ -316,6 +328,17 @@ class FastVerifier(Verifier):
         self._check(rc, tokens)
         self.length = t0 + n
         return VerifierOutput(logits=self.output_layer(hidden) if need_logits else None, hidden=hidden)
+
+    def output_layer(self, hidden: Tensor) -> Tensor:
+        """Vocabulary logits of final features ``[n, C]`` (or ``[B, n, C]``) by the C projection, the one
+        :meth:`masked_top1` maximises: the rules that read log-probabilities (GAD++, Blockwise top-k) and the exact rule
+        see one model (int8 too)."""
+        shape = hidden.shape
+        flat = hidden.reshape(-1, shape[-1]).contiguous()
+        out = torch.empty(flat.size(0), self.vocab_size, dtype=self.dtype)
+        if self.lib.fd_logits(self._decoder.ptr, flat.data_ptr(), flat.size(0), out.data_ptr()) != 0:
+            raise MemoryError("the fast backend could not allocate its scratch memory")
+        return out.view(*shape[:-1], self.vocab_size)
 
     def masked_top1(self, hidden: Tensor, step: int, max_len: int, unk_penalty: float = 0.0) -> List[int]:
         """The verifier's token for each row of final features ``hidden`` ``[n, C]`` (row ``i`` predicts output step

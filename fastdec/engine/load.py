@@ -84,7 +84,8 @@ def load_model(checkpoint, data_bin=None, *, device: Any = "cpu", dtype: Any = N
 def make_verifier(model, *, device: Any = None, dtype: Any = None, backend: str = "torch"):
     """The engine's verifier for ``model``: the efficient student's own cached decoder (SSRU / AAN state per
     position, per-layer head counts) for ``efficient_student`` models, else the Transformer :class:`Verifier`;
-    ``backend="fast"``: the Transformer's passes in C (:class:`~fastdec.engine.fast_verifier.FastVerifier`). A fast
+    ``backend="fast"``: the Transformer's passes in C (:class:`~fastdec.engine.fast_verifier.FastVerifier`;
+    ``fast-int8``: its linear layers in int8). A fast
     backend that cannot run this model or machine falls back to the PyTorch reference with a warning naming the
     reason (the verifier's ``backend`` attribute says which one runs)."""
     from .fast_verifier import BACKENDS, FastBackendUnavailable, FastVerifier
@@ -97,9 +98,9 @@ def make_verifier(model, *, device: Any = None, dtype: Any = None, backend: str 
         if backend != "torch":
             logger.warning("fast verifier backend: no C pass for efficient students; the PyTorch reference decodes")
         return StudentVerifier(model, device=device, dtype=dtype)
-    if backend == "fast":
+    if backend.startswith("fast"):
         try:
-            return FastVerifier(model, device=device, dtype=dtype)
+            return FastVerifier(model, device=device, dtype=dtype, quantize="int8" if backend == "fast-int8" else None)
         except FastBackendUnavailable as exc:
             logger.warning("fast verifier backend unavailable, the PyTorch reference decodes instead: %s", exc)
     return Verifier(model, device=device, dtype=dtype)

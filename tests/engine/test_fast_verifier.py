@@ -26,14 +26,14 @@ GELU = {i for i, c in enumerate(MODEL_CONFIGS) if c.get("activation_fn") == "gel
 _FAST = {}
 
 
-def fast_model(idx, dtype=torch.float64):
-    """The fast verifier over ``random_model(idx)``'s weights (float64, or a float32 copy)."""
-    if (idx, dtype) not in _FAST:
+def fast_model(idx, dtype=torch.float64, quantize=None):
+    """The fast verifier over ``random_model(idx)``'s weights (float64, or a float32 copy; int8 linear layers)."""
+    if (idx, dtype, quantize) not in _FAST:
         model, d, _ = random_model(idx)
         if dtype != torch.float64:
             model, d, _ = build_random_transformer(seed=100 + idx, dtype=dtype, max_positions=64, **MODEL_CONFIGS[idx])
-        _FAST[idx, dtype] = (model, d, FastVerifier(model, dtype=dtype))
-    return _FAST[idx, dtype]
+        _FAST[idx, dtype, quantize] = (model, d, FastVerifier(model, dtype=dtype, quantize=quantize))
+    return _FAST[idx, dtype, quantize]
 
 
 def _src(data, d):
@@ -61,11 +61,12 @@ def test_cached_blocks_equal_the_reference_verifier(data, idx):
 
 
 @SETTINGS
-@given(data=st.data(), idx=st.sampled_from(SUPPORTED), dtype=st.sampled_from([torch.float32, torch.float64]))
-def test_rows_are_bitwise_independent_of_the_block_width(data, idx, dtype):
-    """A block of n tokens gives bit for bit the rows of n one-token passes (float32 too): why draft -> verify ->
-    accept on this backend returns exactly its own greedy output."""
-    model, d, fast = fast_model(idx, dtype)
+@given(data=st.data(), idx=st.sampled_from(SUPPORTED), dtype=st.sampled_from([torch.float32, torch.float64]),
+       quantize=st.sampled_from([None, "int8"]))
+def test_rows_are_bitwise_independent_of_the_block_width(data, idx, dtype, quantize):
+    """A block of n tokens gives bit for bit the rows of n one-token passes (float32 and int8 too): why draft ->
+    verify -> accept on this backend returns exactly its own greedy output."""
+    model, d, fast = fast_model(idx, dtype, quantize)
     src = _src(data, d)
     tokens = [d.eos()] + data.draw(st.lists(st.integers(4, len(d) - 1), min_size=1, max_size=20))
     split = data.draw(st.integers(1, len(tokens)))
@@ -98,6 +99,11 @@ def test_masked_top1_is_the_argmax_of_the_masked_log_probs(data, idx):
         expected = MaskedLogProbs(ref, max_len, unk_penalty).of(ref.forward(tokens).hidden, step)(0, n)
     expected = expected.argmax(-1).tolist()
     assert fast.masked_top1(hidden, step, max_len, unk_penalty) == expected
+    # the C logits (what rules reading log-probabilities see) are the reference's, and masked_top1 maximises them
+    with torch.inference_mode():
+        torch.testing.assert_close(fast.output_layer(hidden), ref.output_layer(hidden), atol=1e-9, rtol=0)
+        own = MaskedLogProbs(fast, max_len, unk_penalty).of(hidden, step)(0, n).argmax(-1).tolist()
+    assert own == expected
 
 
 @SETTINGS
@@ -120,11 +126,13 @@ def test_exact_drafters_on_the_fast_backend_equal_greedy(c, seed):
                                    **kw).tokens == out
 
 
-def test_float32_exact_drafters_equal_the_fast_greedy_bit_for_bit():
+@pytest.mark.parametrize("quantize", [None, "int8"])
+def test_float32_exact_drafters_equal_the_fast_greedy_bit_for_bit(quantize):
     """In float32 the fast backend's summation order differs from PyTorch's, so at a near-tie its greedy output may
-    differ from the reference's; its own draft -> verify -> accept never differs from its own greedy output."""
+    differ from the reference's (int8: a different model); its own draft -> verify -> accept never differs from its
+    own greedy output."""
     for idx in SUPPORTED:
-        model, d, fast = fast_model(idx, torch.float32)
+        model, d, fast = fast_model(idx, torch.float32, quantize)
         g = torch.Generator().manual_seed(idx)
         for trial in range(15):
             src = torch.cat([torch.randint(4, len(d), (int(torch.randint(0, 12, (), generator=g)),), generator=g),
@@ -164,3 +172,19 @@ def test_bad_tokens_and_state_errors():
     with pytest.raises(ValueError, match="cannot roll back"):
         fast.rollback(5)
     assert fast.backend == "fast" and fast.length == 0
+
+
+def test_int8_stays_close_to_the_float_model():
+    """int8 weights (per output row) and activations (per row): hidden states within a few percent of float's."""
+    for idx in SUPPORTED:
+        model, d, ref = fast_model(idx, torch.float32)
+        q = fast_model(idx, torch.float32, "int8")[2]
+        assert q.backend == "fast-int8" and ref.backend == "fast"
+        src = torch.tensor([5, 9, 7, 11, 13, d.eos()])
+        ref.start(src)
+        q.start(src)
+        a = ref.forward([d.eos(), 6, 8, 10]).logits
+        b = q.forward([d.eos(), 6, 8, 10]).logits
+        assert not torch.equal(a, b) and (a - b).abs().max() < 0.1 * a.abs().max()
+    with pytest.raises(ValueError, match="quantize"):
+        FastVerifier(model, quantize="int4")

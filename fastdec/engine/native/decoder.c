@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
 
 #ifndef REAL
 #define REAL float
@@ -38,8 +41,11 @@ typedef struct {
     const real *g[N_GLOBAL_PTRS];
     const real **w;        /* [L, N_LAYER_PTRS] */
     Packed *packed;        /* [L, N_PACKED] the layers' weight matrices, then the output projection */
+    int int8;              /* linear layers in int8 (weights per output row, activations per row) */
     real *scratch;
     size_t scratch_n;
+    int8_t *qscratch;      /* the int8 activations of one linear layer's input rows */
+    size_t qscratch_n;
 } Model;
 
 #if REAL_IS_DOUBLE
@@ -57,7 +63,10 @@ typedef struct {
 
 struct Packed {
     int O, K, panels;
-    real *p; /* [panels][K][PW] */
+    real *p;      /* [panels][K][PW] */
+    int Kp;       /* int8: K rounded up to even (input pairs) */
+    int8_t *q;    /* int8: [panels][Kp / 2][PW][2], the weights over their row's scale */
+    real *scale;  /* int8: [panels * PW], max |W[o]| / 127 */
 };
 
 static int pack(Packed *P, const real *W, int O, int K) {
@@ -115,8 +124,131 @@ static void gemm(const real *X, int n, const Packed *P, int first, int last, con
     }
 }
 
-static void linear(const real *in, int n, const Packed *P, const real *b, real *out) {
-    gemm(in, n, P, 0, P->panels, b, out, P->O);
+/* int8: y[o] = b[o] + (sum_i Wq[o, i] xq[i]) * (sx * sw[o]), the sum exact in 32-bit integers (so any order gives
+ * the same), the input quantised per row (sx = max |x| / 127): again nothing depends on the rows fed with it. */
+static int pack_int8(Packed *P, const real *W, int O, int K) {
+    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = K + K % 2;
+    P->q = (int8_t *)calloc((size_t)P->panels * P->Kp * PW, 1);
+    P->scale = (real *)calloc((size_t)P->panels * PW, sizeof(real));
+    if (!P->q || !P->scale) return -1;
+    for (int o = 0; o < O; o++) {
+        real mx = 0;
+        for (int i = 0; i < K; i++) mx = fabs(W[(size_t)o * K + i]) > mx ? fabs(W[(size_t)o * K + i]) : mx;
+        const real sc = mx > 0 ? mx / 127 : 1;
+        P->scale[o] = sc;
+        for (int i = 0; i < K; i++) {
+            const size_t at = (((size_t)(o / PW) * (P->Kp / 2) + i / 2) * PW + o % PW) * 2 + i % 2;
+            P->q[at] = (int8_t)nearbyint(W[(size_t)o * K + i] / sc);
+        }
+    }
+    return 0;
+}
+
+static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R, const Packed *P, int panel0,
+                                                                    const int8_t *X, const real *sx,
+                                                                    const real *bias, real *Y, size_t ldy, int col0,
+                                                                    int ycols) {
+    const int Kp = P->Kp;
+    int32_t acc[4][4][PW];
+    const int8_t *w = P->q + (size_t)panel0 * Kp * PW;
+#if defined(__AVX512BW__) && PW == 16
+    /* a pair of inputs per step: 16 outputs x 2 weights widened to int16, multiplied with (x[i], x[i+1]) and summed
+     * in pairs into 16 int32 lanes (vpmaddwd) */
+    __m512i a[4][4];
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++) a[g][r] = _mm512_setzero_si512();
+    for (int i = 0; i < Kp; i += 2) {
+        __m512i xv[4];
+        for (int r = 0; r < R; r++)
+            xv[r] = _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i] |
+                                                ((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i + 1] << 16)));
+        for (int g = 0; g < G; g++) {
+            const __m512i wv = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w + ((size_t)g * Kp + i) * PW)));
+            for (int r = 0; r < R; r++) a[g][r] = _mm512_add_epi32(a[g][r], _mm512_madd_epi16(wv, xv[r]));
+        }
+    }
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], a[g][r]);
+#else
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++)
+            for (int l = 0; l < PW; l++) acc[g][r][l] = 0;
+    for (int i = 0; i < Kp; i += 2)
+        for (int g = 0; g < G; g++)
+            for (int r = 0; r < R; r++) {
+                const int32_t x0 = X[(size_t)r * Kp + i], x1 = X[(size_t)r * Kp + i + 1];
+                const int8_t *wp = w + ((size_t)g * Kp + i) * PW;
+                for (int l = 0; l < PW; l++) acc[g][r][l] += wp[2 * l] * x0 + wp[2 * l + 1] * x1;
+            }
+#endif
+    for (int g = 0; g < G; g++) {
+        const int o0 = (panel0 + g) * PW, width = ycols - o0 < PW ? ycols - o0 : PW;
+        for (int r = 0; r < R; r++)
+            for (int l = 0; l < width; l++)
+                Y[(size_t)r * ldy + (o0 - col0) + l] =
+                    FMA((real)acc[g][r][l], sx[r] * P->scale[o0 + l], bias ? bias[o0 + l] : 0);
+    }
+}
+
+static void gemm_int8(const int8_t *X, const real *sx, int n, const Packed *P, int first, int last, const real *bias,
+                      real *Y, size_t ldy) {
+    const int Kp = P->Kp, col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
+    int pn = first;
+    for (; pn + 4 <= last; pn += 4) {
+        int r = 0;
+        for (; r + 4 <= n; r += 4)
+            panel_kernel_int8(4, 4, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r < n; r++)
+            panel_kernel_int8(4, 1, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    }
+    for (; pn < last; pn++) {
+        int r = 0;
+        for (; r + 4 <= n; r += 4)
+            panel_kernel_int8(1, 4, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r < n; r++)
+            panel_kernel_int8(1, 1, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    }
+}
+
+/* The int8 input rows of a layer: xq [n][Kp] (zero-padded), sx [n]; in m's int8 scratch. */
+static int8_t *quantize_rows(Model *m, const real *X, int n, int K, int Kp, real **sx_out) {
+    const size_t need = (size_t)n * Kp + sizeof(real) * (size_t)(n + 1);
+    if (need > m->qscratch_n) {
+        free(m->qscratch);
+        m->qscratch = (int8_t *)malloc(need);
+        m->qscratch_n = m->qscratch ? need : 0;
+        if (!m->qscratch) return NULL;
+    }
+    real *sx = (real *)(m->qscratch + (((size_t)n * Kp + sizeof(real) - 1) / sizeof(real)) * sizeof(real));
+    for (int r = 0; r < n; r++) {
+        const real *x = X + (size_t)r * K;
+        int8_t *q = m->qscratch + (size_t)r * Kp;
+        real mx = 0;
+        for (int i = 0; i < K; i++) mx = fabs(x[i]) > mx ? fabs(x[i]) : mx;
+        sx[r] = mx > 0 ? mx / 127 : 1;
+        for (int i = 0; i < K; i++) q[i] = (int8_t)nearbyint(x[i] / sx[r]);
+        for (int i = K; i < Kp; i++) q[i] = 0;
+    }
+    *sx_out = sx;
+    return m->qscratch;
+}
+
+/* Y[r, o - first * PW] = the linear layer P on rows X for the outputs of panels [first, last), float or int8. */
+static int project(Model *m, const real *X, int n, const Packed *P, int first, int last, const real *bias, real *Y,
+                   size_t ldy) {
+    if (!P->q) {
+        gemm(X, n, P, first, last, bias, Y, ldy);
+        return 0;
+    }
+    real *sx;
+    const int8_t *xq = quantize_rows(m, X, n, P->K, P->Kp, &sx);
+    if (!xq) return -1;
+    gemm_int8(xq, sx, n, P, first, last, bias, Y, ldy);
+    return 0;
+}
+
+static int linear(Model *m, const real *in, int n, const Packed *P, const real *b, real *out) {
+    return project(m, in, n, P, 0, P->panels, b, out, P->O);
 }
 
 static void layer_norm(real *x, int E, const real *w, const real *b, double eps) {
@@ -199,7 +331,7 @@ void *fd_new(const int *ints, const double *reals, const void **global_ptrs, con
     Model *m = (Model *)calloc(1, sizeof(Model));
     if (!m) return NULL;
     m->L = ints[0]; m->E = ints[1]; m->H = ints[2]; m->F = ints[3]; m->V = ints[4]; m->P = ints[5];
-    m->pre_norm = ints[6]; m->act = ints[7];
+    m->pre_norm = ints[6]; m->act = ints[7]; m->int8 = ints[8];
     m->D = m->E / m->H;
     m->embed_scale = (real)reals[0];
     m->eps_emb = reals[1]; m->eps_fin = reals[2];
@@ -215,12 +347,14 @@ void *fd_new(const int *ints, const double *reals, const void **global_ptrs, con
     for (int l = 0; l < m->L; l++) {
         const real **w = m->w + (size_t)l * N_LAYER_PTRS;
         Packed *P = m->packed + (size_t)l * N_PACKED;
-        int bad = pack(&P[P_QKV], w[W_QKV], 3 * E, E) || pack(&P[P_O], w[W_O], E, E) ||
-                  pack(&P[P_FC1], w[W_FC1], F, E) || pack(&P[P_FC2], w[W_FC2], E, F);
-        if (w[W_CQ]) bad = bad || pack(&P[P_CQ], w[W_CQ], E, E) || pack(&P[P_CO], w[W_CO], E, E);
+        int (*pk)(Packed *, const real *, int, int) = m->int8 ? pack_int8 : pack;
+        int bad = pk(&P[P_QKV], w[W_QKV], 3 * E, E) || pk(&P[P_O], w[W_O], E, E) || pk(&P[P_FC1], w[W_FC1], F, E) ||
+                  pk(&P[P_FC2], w[W_FC2], E, F);
+        if (w[W_CQ]) bad = bad || pk(&P[P_CQ], w[W_CQ], E, E) || pk(&P[P_CO], w[W_CO], E, E);
         if (bad) return NULL;
     }
-    if (m->g[G_OUT_W] && pack(&m->packed[(size_t)N_PACKED * m->L], m->g[G_OUT_W], m->V, E)) return NULL;
+    if (m->g[G_OUT_W] &&
+        (m->int8 ? pack_int8 : pack)(&m->packed[(size_t)N_PACKED * m->L], m->g[G_OUT_W], m->V, E)) return NULL;
     return m;
 }
 
@@ -228,8 +362,10 @@ void fd_free(void *handle) {
     Model *m = (Model *)handle;
     if (!m) return;
     if (m->packed)
-        for (int i = 0; i <= N_PACKED * m->L; i++) free(m->packed[i].p);
-    free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m);
+        for (int i = 0; i <= N_PACKED * m->L; i++) {
+            free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale);
+        }
+    free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
 }
 
 /* Feed n tokens at positions t0 .. t0+n-1 and append their keys/values to the cache.
@@ -269,7 +405,7 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
         const real *EK = enck ? enck + (size_t)l * H * D * S : NULL, *EV = encv ? encv + (size_t)l * H * S * D : NULL;
         /* self-attention */
         if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
-        linear(m->pre_norm ? h : x, n, &P[P_QKV], w[B_QKV], big);
+        if (linear(m, m->pre_norm ? h : x, n, &P[P_QKV], w[B_QKV], big)) return -1;
         for (int r = 0; r < n; r++)
             for (int hh = 0; hh < H; hh++) {
                 const real *qkv = big + (size_t)r * 3 * E;
@@ -282,25 +418,25 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
                 attend(big + (size_t)r * 3 * E + hh * D, K + (size_t)hh * D * cap, cap, Vc + (size_t)hh * cap * D,
                        upto, D, p, att + (size_t)r * E + hh * D);
         }
-        linear(att, n, &P[P_O], w[B_O], h);
+        if (linear(m, att, n, &P[P_O], w[B_O], h)) return -1;
         for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
         if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
         if (enck) { /* encoder attention (an encoder layer has none) */
             if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
-            linear(m->pre_norm ? h : x, n, &P[P_CQ], w[B_CQ], big);
+            if (linear(m, m->pre_norm ? h : x, n, &P[P_CQ], w[B_CQ], big)) return -1;
             for (int r = 0; r < n; r++)
                 for (int hh = 0; hh < H; hh++)
                     attend(big + (size_t)r * E + hh * D, EK + (size_t)hh * D * S, S, EV + (size_t)hh * S * D, S, D, p,
                            att + (size_t)r * E + hh * D);
-            linear(att, n, &P[P_CO], w[B_CO], h);
+            if (linear(m, att, n, &P[P_CO], w[B_CO], h)) return -1;
             for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
             if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
         }
         /* feed-forward */
         if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
-        linear(m->pre_norm ? h : x, n, &P[P_FC1], w[B_FC1], big);
+        if (linear(m, m->pre_norm ? h : x, n, &P[P_FC1], w[B_FC1], big)) return -1;
         for (size_t i = 0; i < (size_t)n * F; i++) big[i] = activation(big[i], m->act);
-        linear(big, n, &P[P_FC2], w[B_FC2], h);
+        if (linear(m, big, n, &P[P_FC2], w[B_FC2], h)) return -1;
         for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
         if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
     }
@@ -325,7 +461,7 @@ int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, dou
     for (int r = 0; r < n; r++) { best[r] = -INFINITY; out[r] = -1; }
     for (int o0 = 0; o0 < V; o0 += CHUNK) {
         const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
-        gemm(hidden, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK);
+        if (project(m, hidden, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK)) return -1;
         for (int r = 0; r < n; r++) {
             const int step = step0 + r;
             if (step >= max_len) continue;
@@ -342,4 +478,11 @@ int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, dou
     for (int r = 0; r < n; r++)
         if (step0 + r >= max_len) out[r] = eos;
     return 0;
+}
+
+/* The vocabulary logits [n, V] of n rows of final features: the projection fd_top1 takes its maxima from. */
+int fd_logits(void *handle, const real *hidden, int n, real *logits) {
+    Model *m = (Model *)handle;
+    const Packed *P = m->packed + (size_t)N_PACKED * m->L;
+    return project(m, hidden, n, P, 0, P->panels, m->g[G_OUT_B], logits, m->V);
 }
