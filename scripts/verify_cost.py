@@ -34,6 +34,8 @@ def build_parser():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16", "float64"])
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (CPU; default 1)")
+    ap.add_argument("--backend", default="torch", choices=["torch", "fast", "fast-int8"],
+                    help="verifier implementation (default torch, the PyTorch reference; fast: the C passes)")
     ap.add_argument("--csv", required=True)
     return ap
 
@@ -51,7 +53,8 @@ def main(argv=None):
     import torch
 
     from fastdec.engine.profile import verify_cost
-    from fastdec.engine.verifier import Verifier, resolve_device_dtype
+    from fastdec.engine.load import make_verifier
+    from fastdec.engine.verifier import resolve_device_dtype
 
     torch.set_num_threads(a.threads)
     device, dtype = resolve_device_dtype(a.device, a.dtype)
@@ -68,18 +71,19 @@ def main(argv=None):
                                                heads=heads, share_all_embeddings=True, max_positions=1024,
                                                dtype=dtype)
         name = f"random {a.random} ({layers}+{layers} x {dim}/{ffn}/{heads}, vocab {len(d)})"
-    verifier = Verifier(model, device=device, dtype=dtype)
+    verifier = make_verifier(model, device=device, dtype=dtype, backend=a.backend)
     g = torch.Generator().manual_seed(0)
     src = torch.cat([torch.randint(d.nspecial, len(d), (a.src_len,), generator=g), torch.tensor([d.eos()])])
     rows = verify_cost(verifier, src, ks, prefix_len=a.prefix_len, repeats=a.repeats)
     params = sum(p.numel() for p in model.parameters())
     with open(a.csv, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=["model", "params_m", "vocab", "device", "dtype", "threads", "k",
+        w = csv.DictWriter(f, fieldnames=["model", "params_m", "vocab", "device", "dtype", "backend", "threads", "k",
                                           "ms_per_pass", "ms_per_token", "cost_vs_k1"])
         w.writeheader()
         for r in rows:
             w.writerow({"model": name, "params_m": round(params / 1e6, 1), "vocab": len(d),
-                        "device": str(device), "dtype": a.dtype, "threads": torch.get_num_threads(),
+                        "device": str(device), "dtype": a.dtype, "backend": verifier.backend,
+                        "threads": torch.get_num_threads(),
                         **{k: round(v, 3) for k, v in r.items() if k != "k"}, "k": r["k"]})
             print(f"k={r['k']:3d}  {r['ms_per_pass']:8.2f} ms/pass  {r['cost_vs_k1']:5.2f}x a one-token pass",
                   file=sys.stderr)

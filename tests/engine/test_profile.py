@@ -34,5 +34,8 @@ def test_verify_cost_cli_random_model(tmp_path):
     assert cli.main(["--random", "demo", "--vocab", "64", "--ks", "1,3", "--repeats", "2", "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     assert [r["k"] for r in rows] == ["1", "3"] and rows[0]["vocab"] == "64"
+    assert cli.main(["--random", "demo", "--vocab", "64", "--ks", "1,2", "--repeats", "2", "--backend", "fast",
+                     "--csv", str(out)]) == 0
+    assert [r["backend"] for r in csv.DictReader(out.open())] == ["fast", "fast"]
     with pytest.raises(ValueError, match="data-bin"):
         cli.main(["--checkpoint", "x.pt", "--csv", str(out)])
