@@ -103,13 +103,16 @@ class NATDrafter(Drafter):
         fast: run the model through the engine's plain-tensor Transformer forward (a
             :class:`~fastdec.engine.verifier.Verifier` with ``causal=False``, numerically equal to fairseq's, tested)
             instead of fairseq's module forward (slower at batch 1 on CPU).
+        backend: ``torch`` (that forward in PyTorch) or ``fast`` / ``fast-int8`` (in C, the fast verifier's passes;
+            :func:`load_nat_drafter` takes the verifier's).
     """
 
     name = "gad"
 
     def __init__(self, model, k: Optional[int] = None, *, trained_k: Optional[int] = None,
                  verifier_vocab_size: Optional[int] = None, banned: Optional[List[int]] = None,
-                 device: Any = None, dtype: Any = None, sync_timing: bool = True, fast: bool = True):
+                 device: Any = None, dtype: Any = None, sync_timing: bool = True, fast: bool = True,
+                 backend: str = "torch"):
         for attr in ("mask_idx", "eos_idx", "pad_idx", "encoder", "block_logits"):
             if not hasattr(model, attr):
                 raise TypeError(f"NATDrafter needs a nat_block_drafter model (missing {attr!r}), "
@@ -144,10 +147,7 @@ class NATDrafter(Drafter):
         self.shares_encoder = False  # True: the verifier's encoder output is the drafter's (share_encoder_with)
         self.runner = None  # the plain-tensor forward, or None: fairseq's module forward
         if fast:
-            try:
-                self.runner = Verifier(self.model, device=self.device, dtype=self.dtype, causal=self.prefix_causal)
-            except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
-                self.runner = None
+            self.runner = _runner(self.model, self.device, self.dtype, self.prefix_causal, backend)
         self._cached_prefix: List[int] = []  # the prefix whose keys/values the prefix-causal runner holds
         self._warned_long = False
 
@@ -392,6 +392,26 @@ def _data_dir(cfg) -> Optional[str]:
     return str(data).split(os.pathsep)[0] if data else None
 
 
+def _runner(model, device, dtype, causal: bool, backend: str):
+    """The drafter's plain-tensor forward: on the verifier's backend (``fast``/``fast-int8``: the C passes of
+    :class:`~fastdec.engine.fast_verifier.FastVerifier`, else or where they cannot run it the PyTorch
+    :class:`Verifier`); None for an architecture neither runs (fairseq's own module forward then)."""
+    if backend.startswith("fast"):
+        from .fast_verifier import FastBackendUnavailable, FastVerifier
+
+        try:
+            return FastVerifier(model, device=device, dtype=dtype, causal=causal,
+                                quantize="int8" if backend == "fast-int8" else None)
+        except FastBackendUnavailable as exc:
+            logger.warning("NAT drafter: no fast backend (%s); the PyTorch forward drafts", exc)
+        except (TypeError, NotImplementedError, ValueError):
+            pass
+    try:
+        return Verifier(model, device=device, dtype=dtype, causal=causal)
+    except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
+        return None
+
+
 def load_nat_drafter(checkpoint, data_bin=None, *, k: Optional[int] = None, verifier=None, verifier_dict=None,
                      device: Any = None, dtype: Any = None, user_dir: Optional[str] = None,
                      cache: bool = True) -> NATDrafter:
@@ -431,7 +451,9 @@ def load_nat_drafter(checkpoint, data_bin=None, *, k: Optional[int] = None, veri
             raise ValueError(f"the drafter {checkpoint} was trained with another dictionary than the verifier; "
                              "train it on the verifier's data-bin")
         vsize = len(theirs) if vsize is None else min(vsize, len(theirs))
-    drafter = NATDrafter(model, k=k, trained_k=trained_k, verifier_vocab_size=vsize, device=dev, dtype=dt)
+    # the drafter runs on the verifier's backend (the fast verifier's drafter through the same C passes)
+    drafter = NATDrafter(model, k=k, trained_k=trained_k, verifier_vocab_size=vsize, device=dev, dtype=dt,
+                         backend=getattr(verifier, "backend", "torch"))
     if verifier is not None:
         drafter.share_encoder_with(verifier)
     return drafter

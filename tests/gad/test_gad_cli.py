@@ -121,7 +121,11 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     test, valid = read_run(f"{R}/gad/bench/test"), read_run(f"{R}/gad/bench/valid")
     s = test.summary
     assert list(s.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
-                             "gad-k4-top5-tau3", "ct2-greedy", "ct2-beam5"]
+                             "gad-k4-top5-tau3", "greedy-fast", "gad-k4-fast", "gad-k4-top5-tau3-fast", "ct2-greedy",
+                             "ct2-beam5"]
+    # the fast verifier's rows (gad.backends): exact GAD equals its own backend's greedy output, every sentence
+    assert s.loc["gad-k4-fast", "identical_to_backend_greedy"] == 12 and s.loc["gad-k4-fast", "backend"] == "fast"
+    assert test.meta["verifier_backends"]["gad-k4-fast"] == "fast"
     assert s.loc["ct2-greedy", "sent_per_s"] > 0 and s.loc["ct2-beam5", "bleu"] >= 0
     assert (s["n_sentences"] == 12).all() and (valid.summary["n_sentences"] == 8).all()
     for run, label in ((test, "gad-k4"), (valid, "gad-k2"), (valid, "gad-k4"), (test, "fairseq-greedy")):

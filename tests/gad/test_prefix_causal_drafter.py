@@ -87,13 +87,13 @@ def test_cached_drafting_equals_full_recompute(steps, k, grow, first_from_prefix
     assert torch.equal(fast.block(enc_f, prefix), slow.block(enc_s, prefix))
 
 
-def _causal_drafter(idx, seed, boost, k, first_from_prefix=False):
+def _causal_drafter(idx, seed, boost, k, first_from_prefix=False, backend="torch"):
     _, d, ver = verifier_and_dict(idx)
     model, _ = build_random_drafter(d, seed=seed, attention="prefix-causal", eos_boost=boost,
                                     first_from_prefix=first_from_prefix)
     if idx == STEERED:
         steer(model.decoder, d.nspecial + 5, d.eos(), e=2.5 + 0.1 * seed)
-    return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size)
+    return NATDrafter(model, k=k, verifier_vocab_size=ver.vocab_size, backend=backend)
 
 
 @SETTINGS
@@ -204,10 +204,11 @@ def test_shared_encoder_is_detected_and_reused():
 
 
 @SETTINGS
-@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k, first_from_prefix=seed % 2 == 1)))
+@given(drafter_cases(lambda idx, seed, boost, k: _causal_drafter(idx, seed, boost, k, first_from_prefix=seed % 2 == 1,
+                                                                 backend=("torch", "fast")[seed // 2 % 2])))
 def test_gad_on_the_fast_verifier_equals_greedy(c):
-    """The NAT drafter (prefix-causal, reading the verifier's encoder output) around the fast verifier (C passes):
-    the output equals the fast verifier's greedy output and the reference's (float64)."""
+    """The NAT drafter (prefix-causal; its own forward in PyTorch or in C) around the fast verifier (C passes): the
+    output equals the fast verifier's greedy output and the reference's (float64)."""
     from fastdec.engine.fast_verifier import FastVerifier
 
     idx, src, drafter, lim = c
@@ -219,3 +220,20 @@ def test_gad_on_the_fast_verifier_equals_greedy(c):
 
 
 _FAST = {}
+
+
+def test_fast_drafter_runner_drafts_what_the_torch_runner_drafts():
+    """The drafter's forward in C (backend fast) proposes the blocks of its PyTorch forward (float64), cached
+    prefix-causal passes and the paper's bidirectional drafter alike."""
+    from fastdec.engine.fast_verifier import FastVerifier
+
+    _, d, ver = verifier_and_dict(1)
+    for attention in ("prefix-causal", "bidirectional"):
+        model, _ = build_random_drafter(d, seed=3, attention=attention)
+        slow = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size)
+        fast = NATDrafter(model, k=4, verifier_vocab_size=ver.vocab_size, backend="fast")
+        assert isinstance(fast.runner, FastVerifier) and not isinstance(slow.runner, FastVerifier)
+        src = torch.tensor([d.nspecial + 2, d.nspecial + 7, d.eos()])
+        enc_s, enc_f = slow.encode(src), fast.encode(src)
+        for prefix in ([d.eos()], [d.eos(), d.nspecial + 1], [d.eos(), d.nspecial + 1, d.nspecial + 4]):
+            assert torch.equal(fast.block(enc_f, prefix), slow.block(enc_s, prefix))

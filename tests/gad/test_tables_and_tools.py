@@ -173,6 +173,7 @@ def test_track_runs_drafters_and_items():
     test, valid = runs["gad/bench/test"], runs["gad/bench/valid"]
     assert [parse_method(m).label for m in test.methods] == [
         "fairseq-beam5", "fairseq-greedy", "greedy", "nat-k10", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top5-tau3",
+        "greedy-fast", "gad-k10-fast", "gad-k10-top5-tau3-fast",  # the smoke config's gad.backends: [fast]
         "ct2-greedy", "ct2-beam5"]  # the smoke config's CTranslate2 rows, on the verifier converted once
     assert test.ct2_model == "results/x/models/verifier/ct2" and valid.ct2_model is None
     assert parse_method(test.methods[-1]).drafter_args == {"model": "results/x/models/verifier/ct2"}

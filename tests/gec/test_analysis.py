@@ -68,7 +68,7 @@ def gec_config(**benchmark):
     cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     g = copy.deepcopy(cfg["gec"])
     g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [], "ct2": [],
-                           **benchmark})
+                           "backends": [], **benchmark})
     validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
     return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
 
@@ -110,6 +110,8 @@ def test_bench_runs_and_table_items(results):
     assert list(runs) == ["gec/bench/cpu-t1-n4", "gec/bench/cpu-t2-n4"]  # Table 1's run is Table 12's 1-thread run
     r = runs["gec/bench/cpu-t2-n4"]
     assert r.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad", "iad:max_draft_len=2"]
+    assert gec.bench_runs(gec_config(backends=["fast"]), "R")["gec/bench/cpu-t2-n4"].methods[-2:] == [
+        "greedy:backend=fast", "iad:backend=fast"]  # the fast verifier's rows (benchmark.backends)
     assert (r.threads, r.limit, r.device, r.gpus, r.exclusive) == (2, 4, "cpu", 0, True)
     assert r.checkpoint == "R/gec/models/gec/model.pt" and r.src == "R/gec/bench/set.bpe"
     assert r.dictionary == "R/gec/data-bin/dict.src.txt"
