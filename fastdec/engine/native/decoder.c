@@ -107,23 +107,6 @@ static inline __attribute__((always_inline)) void panel_kernel(int G, int R, con
     }
 }
 
-/* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last). */
-static void gemm(const real *X, int n, const Packed *P, int first, int last, const real *bias, real *Y, size_t ldy) {
-    const int K = P->K;
-    const int col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
-    int pn = first;
-    for (; pn + 4 <= last; pn += 4) {
-        int r = 0;
-        for (; r + 4 <= n; r += 4) panel_kernel(4, 4, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-        for (; r < n; r++) panel_kernel(4, 1, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-    }
-    for (; pn < last; pn++) {
-        int r = 0;
-        for (; r + 4 <= n; r += 4) panel_kernel(1, 4, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-        for (; r < n; r++) panel_kernel(1, 1, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-    }
-}
-
 /* int8: y[o] = b[o] + (sum_i Wq[o, i] xq[i]) * (sx * sw[o]), the sum exact in 32-bit integers (so any order gives
  * the same), the input quantised per row (sx = max |x| / 127): again nothing depends on the rows fed with it. */
 static int pack_int8(Packed *P, const real *W, int O, int K) {
@@ -190,23 +173,31 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
     }
 }
 
-static void gemm_int8(const int8_t *X, const real *sx, int n, const Packed *P, int first, int last, const real *bias,
-                      real *Y, size_t ldy) {
-    const int Kp = P->Kp, col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
+/* One block of G panels x R rows, float or int8 (xq: the rows quantised, sx their scales). */
+static inline __attribute__((always_inline)) void block(int G, int R, const Packed *P, int panel, const real *X,
+                                                        const int8_t *xq, const real *sx, int r, const real *bias,
+                                                        real *Y, size_t ldy, int col0, int cols) {
+    if (xq)
+        panel_kernel_int8(G, R, P, panel, xq + (size_t)r * P->Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    else
+        panel_kernel(G, R, P, panel, X + (size_t)r * P->K, P->K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+}
+
+/* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last): blocks of 4 panels x 4 rows, then
+ * the edges (every block computes each output in the same order, so the edges change no value). */
+static void gemm(const real *X, const int8_t *xq, const real *sx, int n, const Packed *P, int first, int last,
+                 const real *bias, real *Y, size_t ldy) {
+    const int col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
     int pn = first;
     for (; pn + 4 <= last; pn += 4) {
         int r = 0;
-        for (; r + 4 <= n; r += 4)
-            panel_kernel_int8(4, 4, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-        for (; r < n; r++)
-            panel_kernel_int8(4, 1, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r + 4 <= n; r += 4) block(4, 4, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
+        for (; r < n; r++) block(4, 1, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
     }
     for (; pn < last; pn++) {
         int r = 0;
-        for (; r + 4 <= n; r += 4)
-            panel_kernel_int8(1, 4, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-        for (; r < n; r++)
-            panel_kernel_int8(1, 1, P, pn, X + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r + 4 <= n; r += 4) block(1, 4, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
+        for (; r < n; r++) block(1, 1, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
     }
 }
 
@@ -236,14 +227,10 @@ static int8_t *quantize_rows(Model *m, const real *X, int n, int K, int Kp, real
 /* Y[r, o - first * PW] = the linear layer P on rows X for the outputs of panels [first, last), float or int8. */
 static int project(Model *m, const real *X, int n, const Packed *P, int first, int last, const real *bias, real *Y,
                    size_t ldy) {
-    if (!P->q) {
-        gemm(X, n, P, first, last, bias, Y, ldy);
-        return 0;
-    }
-    real *sx;
-    const int8_t *xq = quantize_rows(m, X, n, P->K, P->Kp, &sx);
-    if (!xq) return -1;
-    gemm_int8(xq, sx, n, P, first, last, bias, Y, ldy);
+    real *sx = NULL;
+    const int8_t *xq = NULL;
+    if (P->q && !(xq = quantize_rows(m, X, n, P->K, P->Kp, &sx))) return -1;
+    gemm(X, xq, sx, n, P, first, last, bias, Y, ldy);
     return 0;
 }
 
