@@ -57,8 +57,8 @@ def methods(bw: dict, split: str, variant: str, trained_k: int, device: str = "c
     if dec["compare_precision"] and device == "cpu":
         other = "float" if prec == "int8" else "int8"
         out += [f"blockwise:k={k}:precision={other}" for k in ks]
-    return out + backend_methods(dec.get("backends", []) if device == "cpu" else [],
-                                 ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks])
+    return out + backend_methods(dec.get("backends", []), ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks],
+                                 device)
 
 
 def runs(bw: dict) -> Dict[str, Tuple[str, str, int]]:

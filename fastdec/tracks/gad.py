@@ -53,7 +53,7 @@ class Plan:
         # the cheap drafter (gad.cheap_drafter): GAD and GAD++ high_efficiency again, labelled "-cheap"
         self.cheap = [f"{s}:label={parse_method(s).label}-cheap:checkpoint={R}/gad/models/drafter_k{self.k}_cheap/"
                       "model.pt" for s in (self.gad, self.he)] if g.get("cheap_drafter") else []
-        fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he])
+        fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he], config.get("device", "cpu"))
         self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he,
                      *self.cheap, *fast, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]

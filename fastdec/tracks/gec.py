@@ -31,7 +31,7 @@ def methods(config: dict, R: str = "results") -> list:
         raise ValueError("config gec.benchmark.beam must be >= 2 (the fairseq greedy row, beam 1, is always there)")
     return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad",
             *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"]),
-            *backend_methods(gb.get("backends", []), ["greedy", "iad"]),
+            *backend_methods(gb.get("backends", []), ["greedy", "iad"], config.get("device", "cpu")),
             *ct2_methods(gb["ct2"], gb["beam"], f"{R}/gec/models/gec/ct2")]
 
 
