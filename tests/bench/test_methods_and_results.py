@@ -153,3 +153,22 @@ def test_backend_key_of_engine_methods():
                      ("fairseq:backend=fast", "fairseq takes only")]:
         with pytest.raises(ValueError, match=msg):
             parse_method(bad)
+
+
+def test_identical_to_backend_greedy_holds_each_row_to_its_own_backend():
+    """A fast-backend greedy that differs from the reference on one sentence (a float32 near-tie): its GAD row is
+    lossless against it (3 of 3) while both show 2 of 3 against the reference's greedy output."""
+    methods, records = _toy_run()
+    g = [r.tokens for r in records["greedy"]]
+    fast = [g[0], g[1], [4, 2]]
+    methods = methods + parse_methods("greedy:backend=fast,gad:k=4:backend=fast")
+    records["greedy-fast"] = [_rec("greedy-fast", i, t, 0.05, len(t)) for i, t in enumerate(fast)]
+    records["gad-k4-fast"] = [_rec("gad-k4-fast", i, t, 0.03, 1, [1]) for i, t in enumerate(fast)]
+    df = summarize(methods, records).set_index("label")
+    for label in ("greedy-fast", "gad-k4-fast"):
+        assert (df.loc[label, "identical_to_greedy"], df.loc[label, "identical_to_backend_greedy"]) == (2, 3)
+        assert df.loc[label, "backend"] == "fast"
+    assert df.loc["gad-k4", "identical_to_backend_greedy"] == 3 and df.loc["gad-k4", "backend"] == "torch"
+    assert pd.isna(df.loc["fairseq-beam5", "identical_to_backend_greedy"])
+    # speedups stay against the reference's greedy decoding (greedy-fast is not the baseline of anything)
+    assert df.loc["gad-k4-fast", "speedup_vs_greedy"] == pytest.approx(0.3 / 0.09)
