@@ -188,3 +188,31 @@ def test_int8_stays_close_to_the_float_model():
         assert not torch.equal(a, b) and (a - b).abs().max() < 0.1 * a.abs().max()
     with pytest.raises(ValueError, match="quantize"):
         FastVerifier(model, quantize="int4")
+
+
+def test_screened_argmax_is_the_float_argmax_bit_for_bit_at_near_ties():
+    """masked_top1 screens the vocabulary with an int8 copy of the projection and rescores the candidates exactly;
+    with output rows made near-duplicates (logits a few ulp apart, or equal) its token is still the argmax of the
+    float logits (lowest id on a tie), masks included."""
+    model, d, _ = build_random_transformer(seed=7, dtype=torch.float32, max_positions=64, n_symbols=300,
+                                           share_all_embeddings=False, normalize_before=True)
+    w = model.decoder.output_projection.weight
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for a in range(10, 300, 7):  # pairs of rows equal or a few ulp apart
+            w[a + 1] = w[a] * (1 + 1e-7 * int(torch.randint(0, 3, (), generator=g)))
+    fast = FastVerifier(model)
+    for trial in range(200):
+        hidden = torch.randn(int(torch.randint(1, 6, (), generator=g)), w.size(1), generator=g) * 3
+        step, max_len = int(torch.randint(0, 3, (), generator=g)), 4
+        unk_penalty = float(torch.randint(0, 3, (), generator=g))
+        logits = fast.output_layer(hidden)
+        logits[:, d.pad()] = float("-inf")
+        logits[:, d.unk()] -= unk_penalty
+        if step == 0:
+            logits[0, d.eos()] = float("-inf")
+        expected = logits.argmax(-1).tolist()
+        for i in range(hidden.size(0)):
+            if step + i >= max_len:
+                expected[i] = d.eos()
+        assert fast.masked_top1(hidden, step, max_len, unk_penalty) == expected, trial

@@ -42,6 +42,8 @@ typedef struct {
     const real **w;        /* [L, N_LAYER_PTRS] */
     Packed *packed;        /* [L, N_PACKED] the layers' weight matrices, then the output projection */
     int int8;              /* linear layers in int8 (weights per output row, activations per row) */
+    Packed *screen;        /* float models: an int8 copy of the output projection, to screen the argmax candidates */
+    real *eps_x, *eps_s;   /* float models: the screen's error bound of output o is eps_x[o] |x|_1 + eps_s[o] sx */
     real *scratch;
     size_t scratch_n;
     int8_t *qscratch;      /* the int8 activations of one linear layer's input rows */
@@ -342,6 +344,18 @@ void *fd_new(const int *ints, const double *reals, const void **global_ptrs, con
     }
     if (m->g[G_OUT_W] &&
         (m->int8 ? pack_int8 : pack)(&m->packed[(size_t)N_PACKED * m->L], m->g[G_OUT_W], m->V, E)) return NULL;
+    if (m->g[G_OUT_W] && !m->int8) {
+        m->screen = (Packed *)calloc(1, sizeof(Packed));
+        m->eps_x = (real *)calloc((size_t)m->V, sizeof(real));
+        m->eps_s = (real *)calloc((size_t)m->V, sizeof(real));
+        if (!m->screen || !m->eps_x || !m->eps_s || pack_int8(m->screen, m->g[G_OUT_W], m->V, E)) return NULL;
+        for (int o = 0; o < m->V; o++) {
+            double l1 = 0, so = m->screen->scale[o];
+            for (int i = 0; i < E; i++) l1 += fabs((double)m->g[G_OUT_W][(size_t)o * E + i]);
+            m->eps_x[o] = (real)(0.505 * so);
+            m->eps_s[o] = (real)(0.505 * (l1 + 0.5 * E * so));
+        }
+    }
     return m;
 }
 
@@ -352,6 +366,8 @@ void fd_free(void *handle) {
         for (int i = 0; i <= N_PACKED * m->L; i++) {
             free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale);
         }
+    if (m->screen) { free(m->screen->q); free(m->screen->scale); }
+    free(m->screen); free(m->eps_x); free(m->eps_s);
     free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
 }
 
@@ -435,9 +451,80 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
  * unk_penalty subtracted from UNK, no EOS as the first output token (step 0), only EOS from step max_len on.
  * Row r predicts output step step0 + r. The argmax of the logits is the argmax of the log-probabilities (a per-row
  * constant apart); ties go to the lowest id, like torch.argmax. Returns 0, or -1 without scratch memory. */
+/* Output o's logit exactly as the float kernels compute it (the bias, then a fused multiply-add per input in
+ * ascending order: panel_kernel's arithmetic for one output). */
+static real exact_logit(const Packed *P, int o, const real *x, const real *bias) {
+    const real *w = P->p + (size_t)(o / PW) * P->K * PW + o % PW;
+    real acc = bias ? bias[o] : 0;
+    for (int i = 0; i < P->K; i++) acc = FMA(w[(size_t)i * PW], x[i], acc);
+    return acc;
+}
+
+/* fd_top1 of a float model, screened: the int8 copy of the projection (a quarter of the bytes to stream) gives every
+ * logit within a proven bound eps of the float one; only the outputs whose upper bound reaches the largest lower
+ * bound can be the argmax, and those are recomputed exactly (exact_logit). The float argmax can only be among them
+ * (its upper bound is at least its value, at least every other value, at least every lower bound), so the result is
+ * bit for bit fd_top1's without the screen. eps of output o and row r, for x quantised with step sx and w with so:
+ * |w.x - wq so . xq sx| <= so/2 |x|_1 + sx/2 (|w|_1 + K so/2) (eps_x, eps_s), widened by 1 % for the float roundings
+ * of both sides (at most K u |w|.|x|, u = 2^-24: 0.2 % of the first term at K = 128) and by 1e-5 (1 + |logit|).
+ * Masked outputs get a logit of -1e30: far below every bound, never a candidate. */
+static int top1_screened(Model *m, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos,
+                         int pad, int unk, int64_t *out) {
+    enum { CHUNK = 16 * PW };
+    const int V = m->V, E = m->E;
+    const Packed *S = m->screen, *P = m->packed + (size_t)N_PACKED * m->L;
+    const real *b = m->g[G_OUT_B];
+    real *approx = scratch(m, (size_t)n * (CHUNK + V + 2));
+    if (!approx) return -1;
+    real *ub = approx + (size_t)n * CHUNK, *lb = ub + (size_t)n * V, *x1 = lb + n;
+    real *sx;
+    const int8_t *xq = quantize_rows(m, hidden, n, E, S->Kp, &sx);
+    if (!xq) return -1;
+    for (int r = 0; r < n; r++) {
+        double a = 0;
+        for (int i = 0; i < E; i++) a += fabs((double)hidden[(size_t)r * E + i]);
+        x1[r] = (real)(a * (1 + 1e-6));
+        lb[r] = -INFINITY;
+    }
+    for (int o0 = 0; o0 < V; o0 += CHUNK) {
+        const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
+        gemm(NULL, xq, sx, n, S, o0 / PW, (o0 + width + PW - 1) / PW, b, approx, CHUNK);
+        for (int r = 0; r < n; r++) {
+            const int step = step0 + r;
+            if (step >= max_len) continue;
+            real *v = approx + (size_t)r * CHUNK, *u = ub + (size_t)r * V + o0, lo = lb[r];
+            const real *ex = m->eps_x + o0, *es = m->eps_s + o0, xr = x1[r], sr = sx[r];
+            if (unk >= o0 && unk < o0 + width) v[unk - o0] -= (real)unk_penalty;
+            if (pad >= o0 && pad < o0 + width) v[pad - o0] = (real)-1e30;
+            if (step == 0 && eos >= o0 && eos < o0 + width) v[eos - o0] = (real)-1e30;
+            for (int j = 0; j < width; j++) {
+                const real eps = ex[j] * xr + es[j] * sr + (real)1e-5 * (1 + fabs(v[j]));
+                u[j] = v[j] + eps;
+                lo = v[j] - eps > lo ? v[j] - eps : lo;
+            }
+            lb[r] = lo;
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        out[r] = eos;
+        if (step0 + r >= max_len) continue;
+        real best = -INFINITY;
+        const real *u = ub + (size_t)r * V;
+        out[r] = -1;
+        for (int id = 0; id < V; id++) {
+            if (!(u[id] >= lb[r]) || id == pad || (id == eos && step0 + r == 0)) continue;
+            real v = exact_logit(P, id, hidden + (size_t)r * E, b);
+            if (id == unk) v -= (real)unk_penalty;
+            if (v > best) { best = v; out[r] = id; }
+        }
+    }
+    return 0;
+}
+
 int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
             int unk, int64_t *out) {
     Model *m = (Model *)handle;
+    if (m->screen) return top1_screened(m, hidden, n, step0, max_len, unk_penalty, eos, pad, unk, out);
     const int V = m->V;
     const real *b = m->g[G_OUT_B];
     /* vocabulary chunks of CHUNK outputs: the chunk's logits of every row, then their masked maxima */
