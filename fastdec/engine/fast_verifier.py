@@ -2,11 +2,12 @@
 
 At the demo's size (128-dim, 3 layers) one PyTorch decoder pass is mostly per-operator overhead; the C pass of
 ``native/decoder.c`` (compiled on first use with the system C compiler, cached per source, flags and CPU) runs the
-same arithmetic as a few straight loops. It is a verifier implementation, not a new loop: every drafter (IAD, GAD,
-Blockwise, the students' drafters) and every acceptance rule run on it unchanged through the Verifier interface
-(``start`` / ``forward`` / ``rollback`` / ``output_layer``, the last in C too), plus
+same arithmetic as a few straight loops. It is a verifier implementation, not a new loop: every drafter (IAD, GAD --
+whose NAT drafter then runs its own forward in C too --, Blockwise) and every acceptance rule run on it unchanged
+through the Verifier interface (``start`` / ``forward`` / ``rollback`` / ``output_layer``, the last in C too), plus
 :meth:`FastVerifier.masked_top1`, the fused vocabulary projection + masked argmax the exact rule uses instead of a full
-log-softmax.
+log-softmax (screened by an int8 copy of the projection with a proven error bound, the few candidates rescored
+exactly: the float argmax bit for bit, a quarter of the bytes streamed).
 
 Lossless by construction: the C pass computes every fed position by the same loops in the same order whatever the
 number of positions fed together (row-invariant), so a k-token verification pass gives bit for bit the rows of k
