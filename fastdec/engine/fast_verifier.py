@@ -88,9 +88,13 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     key = hashlib.sha256("\0".join([_SOURCE.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
     path = _cache_dir() / f"decoder_{_REAL[dtype]}_{key}.so"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".so", delete=False) as tmp:
-            pass
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".so", delete=False) as tmp:
+                pass
+        except OSError as exc:
+            raise FastBackendUnavailable(f"cannot write the compiled backend to {path.parent} ({exc}); set "
+                                         "FASTDEC_NATIVE_CACHE to a writable folder") from None
         cmd = [compiler, *flags, str(_SOURCE), "-o", tmp.name, "-lm"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -160,6 +160,13 @@ def test_unsupported_models_and_machines_fall_back_with_the_reason(tmp_path, mon
         FastVerifier(random_model(0)[0])
     with pytest.raises(FastBackendUnavailable, match="float32 or float64"):
         fv.native_library(torch.float16)
+    # an unwritable cache folder: the message names the variable to set
+    monkeypatch.delenv("CC")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(blocker / "sub"))
+    with pytest.raises(FastBackendUnavailable, match="FASTDEC_NATIVE_CACHE"):
+        fv.native_library(torch.float32)
 
 
 def test_bad_tokens_and_state_errors():
