@@ -115,7 +115,7 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_logits.restype = i
     lib.fd_logits.argtypes = [p, p, i, p]
     lib.fd_top1.restype = i
-    lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p]
+    lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p, p]
     _LIBS[dtype] = lib
     return lib
 
@@ -352,7 +352,22 @@ class FastVerifier(Verifier):
         n = hidden.size(0)
         out = (ctypes.c_int64 * n)()
         rc = self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
-                              self.pad, self.unk, out)
+                              self.pad, self.unk, None, out)
+        if rc != 0:
+            raise MemoryError("the fast backend could not allocate its scratch memory")
+        return list(out)
+
+    def allowed_top1(self, hidden: Tensor, banned: Tensor) -> List[int]:
+        """The argmax of each row's logits over the ids not ``banned`` (a bool mask ``[V]``): a drafter's proposal
+        (the NAT drafter's block), by the same screened projection as :meth:`masked_top1`."""
+        hidden = hidden.contiguous()
+        n = hidden.size(0)
+        if banned.numel() != self.vocab_size:
+            raise ValueError(f"banned has {banned.numel()} entries for a vocabulary of {self.vocab_size}")
+        ban = banned.to(torch.uint8).contiguous()
+        out = (ctypes.c_int64 * n)()
+        rc = self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, 1, 2 ** 30, 0.0, -1, -1, -1, ban.data_ptr(),
+                              out)
         if rc != 0:
             raise MemoryError("the fast backend could not allocate its scratch memory")
         return list(out)

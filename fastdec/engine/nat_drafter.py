@@ -139,6 +139,7 @@ class NATDrafter(Drafter):
         if bool(ban.all()):
             raise ValueError("every token of the drafter's vocabulary is banned")
         self.ban = ban.to(self.device)
+        self._ban_bytes = ban.to(torch.uint8)  # the fast runner's allowed_top1 reads it
         self.sync = sync_timing and self.device.type == "cuda"
         # prefix-causal drafters (--drafter-attention prefix-causal) keep the prefix's keys/values between passes
         self.prefix_causal = bool(getattr(model.decoder, "prefix_causal", False))
@@ -210,15 +211,21 @@ class NATDrafter(Drafter):
         if k < 1:
             empty = torch.empty(0, dtype=torch.long)
             return (empty, None) if return_log_probs else empty
-        if self.runner is not None and self.prefix_causal:
-            logits = self.runner.output_layer(self._causal_block(encoder_out, list(prefix), k))
+        # the fast backend: projection and argmax in C, never a banned id
+        fused = getattr(self.runner, "allowed_top1", None) if not return_log_probs else None
+        if self.runner is not None:
+            if self.prefix_causal:
+                hidden = self._causal_block(encoder_out, list(prefix), k)
+            else:
+                inp = torch.tensor(list(prefix) + [self.mask] * self._num_masks(k), dtype=torch.long)
+                self.runner.restart(encoder_out)  # the whole input again, from position 0
+                hidden = self.runner.forward(inp, need_logits=False).hidden[-k:]
+            if fused is not None:
+                return torch.tensor(fused(hidden, self._ban_bytes), dtype=torch.long)
+            logits = self.runner.output_layer(hidden)
         else:
             inp = torch.tensor(list(prefix) + [self.mask] * self._num_masks(k), dtype=torch.long)
-            if self.runner is not None:
-                self.runner.restart(encoder_out)  # the whole input again, from position 0
-                logits = self.runner.output_layer(self.runner.forward(inp, need_logits=False).hidden[-k:])
-            else:
-                logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
+            logits = self.model.block_logits(encoder_out, inp.to(self.device).unsqueeze(0), k)[0]
         logits = logits.masked_fill(self.ban, float("-inf"))
         tokens = logits.argmax(-1)
         if return_log_probs:

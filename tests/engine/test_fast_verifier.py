@@ -195,6 +195,8 @@ def test_int8_stays_close_to_the_float_model():
         assert not torch.equal(a, b) and (a - b).abs().max() < 0.1 * a.abs().max()
     with pytest.raises(ValueError, match="quantize"):
         FastVerifier(model, quantize="int4")
+    with pytest.raises(ValueError, match="banned has 3 entries"):
+        q.allowed_top1(torch.zeros(1, 16), torch.zeros(3, dtype=torch.bool))
 
 
 def test_screened_argmax_is_the_float_argmax_bit_for_bit_at_near_ties():
@@ -223,3 +225,7 @@ def test_screened_argmax_is_the_float_argmax_bit_for_bit_at_near_ties():
             if step + i >= max_len:
                 expected[i] = d.eos()
         assert fast.masked_top1(hidden, step, max_len, unk_penalty) == expected, trial
+        # a drafter's proposals: the argmax over the ids it does not ban
+        banned = torch.rand(w.size(0), generator=g) < 0.5
+        allowed = fast.output_layer(hidden).masked_fill(banned, float("-inf")).argmax(-1).tolist()
+        assert fast.allowed_top1(hidden, banned) == allowed, trial

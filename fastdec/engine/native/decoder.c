@@ -450,7 +450,8 @@ int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, rea
 /* The verifier's token for each of n rows of final features, under fairseq's beam-1 constraints: never padding,
  * unk_penalty subtracted from UNK, no EOS as the first output token (step 0), only EOS from step max_len on.
  * Row r predicts output step step0 + r. The argmax of the logits is the argmax of the log-probabilities (a per-row
- * constant apart); ties go to the lowest id, like torch.argmax. Returns 0, or -1 without scratch memory. */
+ * constant apart); ties go to the lowest id, like torch.argmax. ban (or NULL): a 0/1 byte per id, 1 = never chosen
+ * (a drafter's banned symbols). Returns 0, or -1 without scratch memory. */
 /* Output o's logit exactly as the float kernels compute it (the bias, then a fused multiply-add per input in
  * ascending order: panel_kernel's arithmetic for one output). */
 static real exact_logit(const Packed *P, int o, const real *x, const real *bias) {
@@ -469,7 +470,7 @@ static real exact_logit(const Packed *P, int o, const real *x, const real *bias)
  * of both sides (at most K u |w|.|x|, u = 2^-24: 0.2 % of the first term at K = 128) and by 1e-5 (1 + |logit|).
  * Masked outputs get a logit of -1e30: far below every bound, never a candidate. */
 static int top1_screened(Model *m, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos,
-                         int pad, int unk, int64_t *out) {
+                         int pad, int unk, const uint8_t *ban, int64_t *out) {
     enum { CHUNK = 16 * PW };
     const int V = m->V, E = m->E;
     const Packed *S = m->screen, *P = m->packed + (size_t)N_PACKED * m->L;
@@ -496,6 +497,8 @@ static int top1_screened(Model *m, const real *hidden, int n, int step0, int max
             const real *ex = m->eps_x + o0, *es = m->eps_s + o0, xr = x1[r], sr = sx[r];
             if (unk >= o0 && unk < o0 + width) v[unk - o0] -= (real)unk_penalty;
             if (pad >= o0 && pad < o0 + width) v[pad - o0] = (real)-1e30;
+            if (ban)
+                for (int j = 0; j < width; j++) v[j] = ban[o0 + j] ? (real)-1e30 : v[j];
             if (step == 0 && eos >= o0 && eos < o0 + width) v[eos - o0] = (real)-1e30;
             for (int j = 0; j < width; j++) {
                 const real eps = ex[j] * xr + es[j] * sr + (real)1e-5 * (1 + fabs(v[j]));
@@ -512,7 +515,7 @@ static int top1_screened(Model *m, const real *hidden, int n, int step0, int max
         const real *u = ub + (size_t)r * V;
         out[r] = -1;
         for (int id = 0; id < V; id++) {
-            if (!(u[id] >= lb[r]) || id == pad || (id == eos && step0 + r == 0)) continue;
+            if (!(u[id] >= lb[r]) || id == pad || (id == eos && step0 + r == 0) || (ban && ban[id])) continue;
             real v = exact_logit(P, id, hidden + (size_t)r * E, b);
             if (id == unk) v -= (real)unk_penalty;
             if (v > best) { best = v; out[r] = id; }
@@ -522,9 +525,9 @@ static int top1_screened(Model *m, const real *hidden, int n, int step0, int max
 }
 
 int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
-            int unk, int64_t *out) {
+            int unk, const uint8_t *ban, int64_t *out) {
     Model *m = (Model *)handle;
-    if (m->screen) return top1_screened(m, hidden, n, step0, max_len, unk_penalty, eos, pad, unk, out);
+    if (m->screen) return top1_screened(m, hidden, n, step0, max_len, unk_penalty, eos, pad, unk, ban, out);
     const int V = m->V;
     const real *b = m->g[G_OUT_B];
     /* vocabulary chunks of CHUNK outputs: the chunk's logits of every row, then their masked maxima */
@@ -542,7 +545,7 @@ int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, dou
             const real *row = logits + (size_t)r * CHUNK;
             for (int j = 0; j < width; j++) {
                 const int id = o0 + j;
-                if (id == pad || (id == eos && step == 0)) continue;
+                if (id == pad || (id == eos && step == 0) || (ban && ban[id])) continue;
                 real v = row[j];
                 if (id == unk) v -= (real)unk_penalty;
                 if (v > best[r]) { best[r] = v; out[r] = id; }
