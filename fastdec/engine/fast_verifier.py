@@ -58,10 +58,33 @@ class FastBackendUnavailable(RuntimeError):
     """The fast backend cannot run this model or on this machine (the message says why and what to do)."""
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("FASTDEC_NATIVE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fastdec", "native")
-    return Path(root)
+def _cache_dirs() -> List[Path]:
+    """Where the compiled pass is kept: ``$FASTDEC_NATIVE_CACHE`` when set (only there), else the user's cache folder,
+    else a per-user folder in the temporary directory (a read-only home)."""
+    if os.environ.get("FASTDEC_NATIVE_CACHE"):
+        return [Path(os.environ["FASTDEC_NATIVE_CACHE"])]
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return [Path(home) / "fastdec" / "native", Path(tempfile.gettempdir()) / f"fastdec-native-{uid}"]
+
+
+def _build_target(name: str):
+    """``(path, None)`` of an existing build, or ``(path, temporary file to compile into)`` in the first writable
+    cache folder."""
+    dirs = _cache_dirs()
+    for d in dirs:
+        if (d / name).is_file():
+            return d / name, None
+    errors = []
+    for d in dirs:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=d, suffix=".so", delete=False) as tmp:
+                return d / name, tmp.name
+        except OSError as exc:
+            errors.append(f"{d} ({exc})")
+    raise FastBackendUnavailable(f"cannot write the compiled backend to {'; '.join(errors)}; set "
+                                 "FASTDEC_NATIVE_CACHE to a writable folder")
 
 
 def _cpu_flags() -> str:
@@ -86,25 +109,18 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
         raise FastBackendUnavailable("no C compiler found (set CC, or install gcc: apt-get install gcc)")
     flags = _CFLAGS + [f"-DREAL={_REAL[dtype]}", f"-DREAL_IS_DOUBLE={int(dtype == torch.float64)}"]
     key = hashlib.sha256("\0".join([_SOURCE.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
-    path = _cache_dir() / f"decoder_{_REAL[dtype]}_{key}.so"
-    if not path.is_file():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".so", delete=False) as tmp:
-                pass
-        except OSError as exc:
-            raise FastBackendUnavailable(f"cannot write the compiled backend to {path.parent} ({exc}); set "
-                                         "FASTDEC_NATIVE_CACHE to a writable folder") from None
-        cmd = [compiler, *flags, str(_SOURCE), "-o", tmp.name, "-lm"]
+    path, tmp = _build_target(f"decoder_{_REAL[dtype]}_{key}.so")
+    if tmp is not None:
+        cmd = [compiler, *flags, str(_SOURCE), "-o", tmp, "-lm"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as exc:
-            os.unlink(tmp.name)
+            os.unlink(tmp)
             raise FastBackendUnavailable(f"cannot run the C compiler {compiler!r} ({exc}); set CC or install gcc") from None
         if proc.returncode != 0:
-            os.unlink(tmp.name)
+            os.unlink(tmp)
             raise FastBackendUnavailable(f"compiling the fast backend failed ({' '.join(cmd)}):\n{proc.stderr[-2000:]}")
-        os.replace(tmp.name, path)  # atomic: parallel jobs may build it at the same time
+        os.replace(tmp, path)  # atomic: parallel jobs may build it at the same time
     lib = ctypes.CDLL(str(path))
     p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
     lib.fd_new.restype = p
@@ -318,11 +334,13 @@ class FastVerifier(Verifier):
         if rc != 0:
             raise MemoryError("the fast backend could not allocate its scratch memory")
 
-    @torch.inference_mode()
     def forward(self, tokens, *, need_logits: bool = True, bidirectional_tail: int = 0) -> VerifierOutput:
+        # no inference_mode context: no tensor here records autograd history, and entering it costs a few µs a pass
         if self.enc_k is None:
             raise RuntimeError("call Verifier.start(src_tokens) first")
-        tokens = self.new_tokens(tokens).contiguous()
+        if not (isinstance(tokens, Tensor) and tokens.dtype == torch.long and tokens.dim() == 1 and tokens.numel()):
+            tokens = self.new_tokens(tokens)  # (the C pass checks the ids)
+        tokens = tokens.contiguous()
         n = tokens.numel()
         t0 = self.length
         self._ensure_capacity(t0 + n)

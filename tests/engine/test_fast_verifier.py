@@ -167,6 +167,13 @@ def test_unsupported_models_and_machines_fall_back_with_the_reason(tmp_path, mon
     monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(blocker / "sub"))
     with pytest.raises(FastBackendUnavailable, match="FASTDEC_NATIVE_CACHE"):
         fv.native_library(torch.float32)
+    # without the variable: a read-only cache home falls back to the temporary directory
+    monkeypatch.delenv("FASTDEC_NATIVE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(fv.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    assert fv.native_library(torch.float32) is not None
+    assert list((tmp_path / "tmp").glob("fastdec-native-*/decoder_float_*.so"))
 
 
 def test_bad_tokens_and_state_errors():
