@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .verifier import Verifier, VerifierOutput
+from .verifier import Verifier, VerifierOutput, position_table
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ class FastVerifier(Verifier):
             first = enc.layers[0]
             emb_w, emb_b, emb_eps = _ln_parts(_ln_of(getattr(enc, "layernorm_embedding", None)), "encoder layernorm_embedding")
             fin_w, fin_b, fin_eps = _ln_parts(_ln_of(getattr(enc, "layer_norm", None)), "final encoder layer norm")
-            self._enc_pos = self._encoder_position_table(enc)
+            self._enc_pos = position_table(enc, self.max_source_positions, enc.padding_idx, self.device, self.dtype)
             ints = [len(enc.layers), first.embed_dim, first.self_attn.num_heads, first.fc1.out_features,
                     enc.embed_tokens.weight.size(0), self.max_source_positions, int(first.normalize_before),
                     _activation_code(first.activation_fn), int(self.int8)]
@@ -269,14 +269,6 @@ class FastVerifier(Verifier):
         except (FastBackendUnavailable, AttributeError) as exc:
             logger.info("fast backend: fairseq's own encoder runs (%s)", exc)
             return None
-
-    def _encoder_position_table(self, enc) -> Optional[Tensor]:
-        if enc.embed_positions is None:
-            return None
-        fill = 0 if enc.padding_idx != 0 else 1
-        dummy = torch.full((1, self.max_source_positions), fill, dtype=torch.long, device=self.device)
-        with torch.inference_mode():
-            return enc.embed_positions(dummy)[0].to(self.dtype).clone()
 
     # ------------------------------------------------------------------ the passes
     @torch.inference_mode()

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .verifier import Verifier, VerifierOutput, _apply_ln, _ln, resolve_device_dtype
+from .verifier import Verifier, VerifierOutput, _apply_ln, _ln, position_table, resolve_device_dtype
 
 __all__ = ["StudentVerifier", "is_student"]
 
@@ -87,7 +87,7 @@ class StudentVerifier:
         self.embed_dim = dec.layers[0].embed_dim
         self.normalize_before = bool(dec.layers[0].normalize_before)
         self.layers = [self._extract_layer(layer) for layer in dec.layers]
-        self._pos_table = self._position_table(dec)
+        self._pos_table = position_table(dec, self.max_positions, self.padding_idx, self.device, self.dtype)
         self._cap = 0
         self._state: List[Tensor] = []       # per layer: cells / running sums [cap, C] or stacked K/V [2, H, cap, D]
         self._causal: Optional[Tensor] = None
@@ -125,15 +125,6 @@ class StudentVerifier:
             L.ffn = (layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias)
             L.ln_ff = _ln(layer.final_layer_norm)
         return L
-
-    def _position_table(self, dec) -> Optional[Tensor]:
-        """Row t = fairseq's positional embedding of target index t (the module itself on a pad-free dummy)."""
-        if dec.embed_positions is None:
-            return None
-        fill = 0 if self.padding_idx != 0 else 1
-        dummy = torch.full((1, self.max_positions), fill, dtype=torch.long, device=self.device)
-        with torch.inference_mode():
-            return dec.embed_positions(dummy)[0].to(self.dtype).clone()
 
     def _ensure_capacity(self, needed: int) -> None:
         if needed <= self._cap:

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["Verifier", "VerifierOutput", "resolve_device_dtype"]
+__all__ = ["Verifier", "VerifierOutput", "resolve_device_dtype", "position_table"]
 
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
@@ -71,6 +71,18 @@ def resolve_device_dtype(device: Any = "cpu", dtype: Any = None) -> tuple[torch.
     if dt in (torch.float16, torch.bfloat16) and dev.type != "cuda":
         raise ValueError(f"dtype {dt} is only supported on CUDA (got device {dev})")
     return dev, dt
+
+
+def position_table(module, n: int, padding_idx: int, device, dtype) -> Optional[Tensor]:
+    """Row t = the fairseq encoder's or decoder's positional embedding of index t (position ``padding_idx + 1 + t``),
+    ``[n, C]``, or None without positional embeddings. Computed by calling the fairseq module itself on a pad-free
+    dummy sequence, so learned and sinusoidal embeddings are reproduced bit-for-bit."""
+    if module.embed_positions is None:
+        return None
+    fill = 0 if padding_idx != 0 else 1
+    dummy = torch.full((1, n), fill, dtype=torch.long, device=device)
+    with torch.inference_mode():
+        return module.embed_positions(dummy)[0].to(dtype).clone()
 
 
 @dataclass
@@ -186,7 +198,7 @@ class Verifier:
         self._enc_kv_b = torch.cat([torch.cat([l.encoder_attn.k_proj.bias, l.encoder_attn.v_proj.bias], 0)
                                     for l in dec.layers], 0).detach()
 
-        self._pos_table = self._build_position_table(dec)
+        self._pos_table = position_table(dec, self.max_positions, self.padding_idx, self.device, self.dtype)
         self.use_sdpa = use_sdpa if use_sdpa is not None else (self.device.type == "cuda")
         self.causal = causal
 
@@ -249,21 +261,6 @@ class Verifier:
         L.ln_ff = _ln(layer.final_layer_norm)
         L.act = layer.activation_fn
         return L
-
-    def _build_position_table(self, dec) -> Optional[Tensor]:
-        """Row t = fairseq's positional embedding of target index t (position ``padding_idx + 1 + t``).
-
-        Computed by calling the fairseq module itself on a pad-free dummy sequence, so learned and
-        sinusoidal embeddings are reproduced bit-for-bit.
-        """
-        if dec.embed_positions is None:
-            return None
-        n = self.max_positions
-        fill = 0 if self.padding_idx != 0 else 1
-        dummy = torch.full((1, n), fill, dtype=torch.long, device=self.device)
-        with torch.inference_mode():
-            table = dec.embed_positions(dummy)[0]
-        return table.to(self.dtype).clone()
 
     def _ensure_capacity(self, needed: int) -> None:
         if needed <= self._cap:
