@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .verifier import Verifier, VerifierOutput, position_table
+from .verifier import Verifier, VerifierOutput, _ln, fused_qkv, position_table
 
 logger = logging.getLogger(__name__)
 
@@ -248,17 +248,15 @@ class FastVerifier(Verifier):
                     raise FastBackendUnavailable("encoder attention bias_k / add_zero_attn / no bias")
                 if getattr(layer, "attn_ln", None) is not None or getattr(layer, "w_resid", None) is not None:
                     raise FastBackendUnavailable("NormFormer encoder layers")
-                s = float(sa.scaling)
-                L = {"w_qkv": torch.cat([sa.q_proj.weight * s, sa.k_proj.weight, sa.v_proj.weight], 0),
-                     "b_qkv": torch.cat([sa.q_proj.bias * s, sa.k_proj.bias, sa.v_proj.bias], 0),
-                     "w_o": sa.out_proj.weight, "b_o": sa.out_proj.bias, "ln_sa": _ln_of(layer.self_attn_layer_norm),
+                w_qkv, b_qkv = fused_qkv(sa)
+                L = {"w_qkv": w_qkv, "b_qkv": b_qkv, "w_o": sa.out_proj.weight, "b_o": sa.out_proj.bias, "ln_sa": _ln(layer.self_attn_layer_norm),
                      "ln_ca": None, "w_fc1": layer.fc1.weight, "b_fc1": layer.fc1.bias, "w_fc2": layer.fc2.weight,
-                     "b_fc2": layer.fc2.bias, "ln_ff": _ln_of(layer.final_layer_norm), "act": layer.activation_fn}
+                     "b_fc2": layer.fc2.bias, "ln_ff": _ln(layer.final_layer_norm), "act": layer.activation_fn}
                 rows.append(_layer_row(L, False))
                 eps += _eps(L, False)
             first = enc.layers[0]
-            emb_w, emb_b, emb_eps = _ln_parts(_ln_of(getattr(enc, "layernorm_embedding", None)), "encoder layernorm_embedding")
-            fin_w, fin_b, fin_eps = _ln_parts(_ln_of(getattr(enc, "layer_norm", None)), "final encoder layer norm")
+            emb_w, emb_b, emb_eps = _ln_parts(_ln(getattr(enc, "layernorm_embedding", None)), "encoder layernorm_embedding")
+            fin_w, fin_b, fin_eps = _ln_parts(_ln(getattr(enc, "layer_norm", None)), "final encoder layer norm")
             self._enc_pos = position_table(enc, self.max_source_positions, enc.padding_idx, self.device, self.dtype)
             ints = [len(enc.layers), first.embed_dim, first.self_attn.num_heads, first.fc1.out_features,
                     enc.embed_tokens.weight.size(0), self.max_source_positions, int(first.normalize_before),
@@ -304,14 +302,9 @@ class FastVerifier(Verifier):
             self._enc_k_c = self.enc_k[:, 0].transpose(-1, -2).contiguous()
             self._enc_v_c = self.enc_v[:, 0].contiguous()
 
-    def _ensure_capacity(self, needed: int) -> None:
+    def _grow_cache(self, cap: int) -> None:
         """The self-attention cache in the C pass's layout: keys ``[L, H, D, cap]`` (transposed), values
-        ``[L, H, cap, D]``; grown like the reference's, keeping the first ``length`` positions."""
-        if needed <= self._cap:
-            return
-        if needed > self.max_positions:
-            raise ValueError(f"target length {needed} exceeds the decoder's max positions {self.max_positions}")
-        cap = min(self.max_positions, max(needed, 64, 2 * self._cap))
+        ``[L, H, cap, D]``, keeping the first ``length`` positions."""
         L, H, D, t = self.num_layers, self.num_heads, self.head_dim, self.length
         k = torch.empty(L, H, D, cap, dtype=self.dtype)
         v = torch.empty(L, H, cap, D, dtype=self.dtype)
@@ -390,9 +383,3 @@ def _plain_output_layer(decoder) -> bool:
         return False
     head = decoder.blockwise_head
     return head is None or not head.p1_through_layer
-
-
-def _ln_of(mod) -> Optional[tuple]:
-    if mod is None:
-        return None
-    return (tuple(mod.normalized_shape), mod.weight, mod.bias, getattr(mod, "eps", 1e-5))

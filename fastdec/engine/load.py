@@ -81,13 +81,14 @@ def load_model(checkpoint, data_bin=None, *, device: Any = "cpu", dtype: Any = N
                        tgt_dict=task.target_dictionary, device=dev, dtype=dt)
 
 
-def make_verifier(model, *, device: Any = None, dtype: Any = None, backend: str = "torch"):
+def make_verifier(model, *, device: Any = None, dtype: Any = None, backend: str = "torch", causal: bool = True):
     """The engine's verifier for ``model``: the efficient student's own cached decoder (SSRU / AAN state per
     position, per-layer head counts) for ``efficient_student`` models, else the Transformer :class:`Verifier`;
     ``backend="fast"``: the Transformer's passes in C (:class:`~fastdec.engine.fast_verifier.FastVerifier`;
     ``fast-int8``: its linear layers in int8). A fast
     backend that cannot run this model or machine falls back to the PyTorch reference with a warning naming the
-    reason (the verifier's ``backend`` attribute says which one runs)."""
+    reason (the verifier's ``backend`` attribute says which one runs). ``causal=False``: the bidirectional decoder
+    forward of a Transformer (GAD's NAT drafter)."""
     from .fast_verifier import BACKENDS, FastBackendUnavailable, FastVerifier
     from .student_verifier import StudentVerifier, is_student
     from .verifier import Verifier
@@ -100,7 +101,8 @@ def make_verifier(model, *, device: Any = None, dtype: Any = None, backend: str 
         return StudentVerifier(model, device=device, dtype=dtype)
     if backend.startswith("fast"):
         try:
-            return FastVerifier(model, device=device, dtype=dtype, quantize="int8" if backend == "fast-int8" else None)
+            return FastVerifier(model, device=device, dtype=dtype, causal=causal,
+                                quantize="int8" if backend == "fast-int8" else None)
         except FastBackendUnavailable as exc:
             logger.warning("fast verifier backend unavailable, the PyTorch reference decodes instead: %s", exc)
-    return Verifier(model, device=device, dtype=dtype)
+    return Verifier(model, device=device, dtype=dtype, causal=causal)

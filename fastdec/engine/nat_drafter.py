@@ -60,7 +60,7 @@ from torch import Tensor
 from .drafters import Drafter, register_drafter
 from .loop import DecodeResult, DecodeState, truncate_draft
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
-from .verifier import Verifier, resolve_device_dtype
+from .verifier import resolve_device_dtype
 
 logger = logging.getLogger(__name__)
 
@@ -400,21 +400,13 @@ def _data_dir(cfg) -> Optional[str]:
 
 
 def _runner(model, device, dtype, causal: bool, backend: str):
-    """The drafter's plain-tensor forward: on the verifier's backend (``fast``/``fast-int8``: the C passes of
-    :class:`~fastdec.engine.fast_verifier.FastVerifier`, else or where they cannot run it the PyTorch
-    :class:`Verifier`); None for an architecture neither runs (fairseq's own module forward then)."""
-    if backend.startswith("fast"):
-        from .fast_verifier import FastBackendUnavailable, FastVerifier
+    """The drafter's plain-tensor forward on the verifier's backend (``make_verifier``: the C passes for ``fast`` /
+    ``fast-int8`` where they run, else the PyTorch :class:`Verifier`); None for an architecture neither runs
+    (fairseq's own module forward then)."""
+    from .load import make_verifier
 
-        try:
-            return FastVerifier(model, device=device, dtype=dtype, causal=causal,
-                                quantize="int8" if backend == "fast-int8" else None)
-        except FastBackendUnavailable as exc:
-            logger.warning("NAT drafter: no fast backend (%s); the PyTorch forward drafts", exc)
-        except (TypeError, NotImplementedError, ValueError):
-            pass
     try:
-        return Verifier(model, device=device, dtype=dtype, causal=causal)
+        return make_verifier(model, device=device, dtype=dtype, backend=backend, causal=causal)
     except (TypeError, NotImplementedError, ValueError):  # unusual architecture: fairseq's own forward
         return None
 

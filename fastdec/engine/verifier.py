@@ -126,6 +126,15 @@ def _ln(mod) -> Optional[tuple]:
     return (shape, mod.weight, mod.bias, eps)
 
 
+def fused_qkv(attn) -> tuple:
+    """The q, k, v projections of a fairseq self-attention as one weight ``[3E, E]`` and bias ``[3E]``, with fairseq's
+    query scaling (q = q_proj(x) * scaling) folded in."""
+    s = float(attn.scaling)
+    w = torch.cat([attn.q_proj.weight * s, attn.k_proj.weight, attn.v_proj.weight], 0).detach()
+    b = torch.cat([attn.q_proj.bias * s, attn.k_proj.bias, attn.v_proj.bias], 0).detach()
+    return w, b
+
+
 def _apply_ln(x: Tensor, ln: tuple) -> Tensor:
     return F.layer_norm(x, ln[0], ln[1], ln[2], ln[3])
 
@@ -240,11 +249,8 @@ class Verifier:
 
     def _extract_layer(self, layer) -> _Layer:
         sa, ca = layer.self_attn, layer.encoder_attn
-        s = float(sa.scaling)
         L = _Layer()
-        # fairseq: q = q_proj(x) * scaling -> fold the scaling into the fused weights
-        L.w_qkv = torch.cat([sa.q_proj.weight * s, sa.k_proj.weight, sa.v_proj.weight], 0).detach()
-        L.b_qkv = torch.cat([sa.q_proj.bias * s, sa.k_proj.bias, sa.v_proj.bias], 0).detach()
+        L.w_qkv, L.b_qkv = fused_qkv(sa)
         L.w_o, L.b_o = sa.out_proj.weight, sa.out_proj.bias
         L.ln_sa = _ln(layer.self_attn_layer_norm)
         L.attn_ln = _ln(getattr(layer, "attn_ln", None))
@@ -267,7 +273,10 @@ class Verifier:
             return
         if needed > self.max_positions:
             raise ValueError(f"target length {needed} exceeds the decoder's max positions {self.max_positions}")
-        cap = min(self.max_positions, max(needed, 64, 2 * self._cap))
+        self._grow_cache(min(self.max_positions, max(needed, 64, 2 * self._cap)))
+
+    def _grow_cache(self, cap: int) -> None:
+        """New self-attention cache tensors of ``cap`` positions holding the first ``length`` of the old ones."""
         shape = (self.num_layers, 1, self.num_heads, cap, self.head_dim)
         k = torch.empty(shape, dtype=self.dtype, device=self.device)
         v = torch.empty(shape, dtype=self.dtype, device=self.device)

@@ -8,7 +8,7 @@
  * the number of rows fed together, so scoring k drafted tokens in one pass gives bit for bit the rows that k
  * one-token passes give. Draft-and-verify on this backend therefore returns exactly this backend's greedy output
  * (lossless by construction, not only up to floating-point ties). Every dot product has one fixed order of
- * operations, whichever kernel computes it (see LANES below). */
+ * operations, whichever kernel computes it (see "Linear layers" below). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
