@@ -51,7 +51,7 @@ def check_config(config: dict, repo: str) -> None:
     if tracks.get("students"):
         from fastdec.workflow.students import check_config as check_students
 
-        check_students(config["students"])
+        check_students(config["students"], config)
 
 
 _SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "normalize-before", "share-all-embeddings",
@@ -193,6 +193,10 @@ class Plan:
     # ------------------------------------------------------------------ MT data: prepare
     def _download_pairs(self, split):
         dl = self.config["data"]["download"]
+        if split == "final":
+            if "final_test" not in dl:
+                raise ValueError("the split 'final' needs data.download.final_test (archive, src, tgt) in the config")
+            return [dl["final_test"]]
         return dl["train"] if split == "train" else [dl[split]]
 
     def prepare_inputs(self, wildcards) -> dict:
