@@ -166,7 +166,9 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         for label in labels(config):
             path = score_file(config, run.path, label)
             if not os.path.isfile(path):
-                raise ValueError(f"{path}: no score; snakemake writes it (rule gec_m2score or gec_sari)")
+                sari = config["gec"].get("metric") == "sari"
+                raise ValueError(f"{path}: no {'SARI' if sari else 'M2'} score; snakemake writes it (rule "
+                                 f"{'gec_sari' if sari else 'gec_m2score'})")
             with open(path, encoding="utf-8") as f:
                 scores[label] = json.load(f)
         if name == "gec_table4":

@@ -61,7 +61,7 @@ def check_bea19(data: dict) -> None:
             raise ValueError(f"config {key}.local: {spec['local']!r} is not a name under gec.data.bea19.local")
         if "local" in spec and not (bea["local"][spec["local"]] and os.path.isfile(bea["local"][spec["local"]])):
             print(f"gec: config key gec.data.bea19.local.{spec['local']}: file not found: "
-                  f"{bea['local'][spec['local']]!r}; the job gec_prepare_bea19 will stop there", file=sys.stderr)
+                  f"{bea['local'][spec['local']]!r}; the job gec_prepare_download will stop there", file=sys.stderr)
 
 
 class GecPlan:
