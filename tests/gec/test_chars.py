@@ -57,3 +57,15 @@ def test_character_level_m2_scores():
 def test_bad_spans_are_errors_naming_the_file():
     with pytest.raises(ValueError, match="gold.01.*outside the sentence"):
         m2_block_to_chars("S 我 爱\nA 1 5|||S|||x|||REQUIRED|||-NONE-|||0", name="gold.01")
+
+
+def test_bpe_on_character_level_text_is_the_identity(tmp_path):
+    # subword-nmt cannot merge symbols of one-character tokens (and fails on the empty statistics): the learnt table
+    # has no merges and applying it leaves the text as it is
+    from fastdec.data.bpe import apply_bpe, learn_joint_bpe
+
+    text = tmp_path / "train.src"
+    text.write_text("我 喜 欢 苹 果\n他 们 去 了\n", encoding="utf-8")
+    learn_joint_bpe([str(text)], str(tmp_path / "codes"), merges=100)
+    apply_bpe(str(tmp_path / "codes"), str(text), str(tmp_path / "out"))
+    assert (tmp_path / "out").read_text(encoding="utf-8") == text.read_text(encoding="utf-8")
