@@ -140,8 +140,8 @@ def tiny(cfg: dict, experiment: str) -> dict:
     cfg["experiment"], cfg["device"] = experiment, "cpu"
     g = cfg["gec"]
     g["bpe"]["merges"] = max(1, min(g["bpe"]["merges"], 300))
-    g["model"] = {"arch": "transformer", "max_update": 250, "max_tokens": 1024, "lr": 0.005, "warmup_updates": 30,
-                  "save_interval_updates": 125, "threads": 1, "mem_mb": 2000, "runtime": 20,
+    g["model"] = {"arch": "transformer", "max_update": 800, "max_tokens": 1024, "lr": 0.003, "warmup_updates": 50,
+                  "save_interval_updates": 400, "threads": 1, "mem_mb": 2000, "runtime": 20,
                   "extra_args": {"encoder-layers": 1, "decoder-layers": 1, "encoder-embed-dim": 64,
                                  "decoder-embed-dim": 64, "encoder-ffn-embed-dim": 128, "decoder-ffn-embed-dim": 128,
                                  "encoder-attention-heads": 2, "decoder-attention-heads": 2,
