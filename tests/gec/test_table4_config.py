@@ -1,6 +1,7 @@
 """config/wikilarge.yaml and config/nlpcc18.yaml (Ge et al. Table 4): offline dry runs with the real URLs, config
 errors that name the key, the offline download message, and the corpus readers' errors on bad archives."""
 import copy
+import re
 import socket
 import subprocess
 import sys
@@ -35,6 +36,16 @@ def test_paper_config_dry_runs_offline(tmp_path, name, scorer):
     assert out.count("rule train:") == 1 and out.count("rule bench:") == 1 and out.count(f"rule {scorer}:") == 4
     assert f"results/{name}/gec/tables/gec_table4.csv" in out and "gec_table1.csv" not in out
     assert "gec_table12" not in out  # no CPU thread runs: Table 12 is English GEC's
+    # on a cluster the training and the benchmark run get a GPU each (sbatch --gpus), nothing else does
+    seen = set()
+    for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", out):
+        rule = re.match(r"(?:local)?rule (\w+):\n", block)
+        res = re.search(r"^\s*resources: (.*)$", block, re.M)
+        if rule and res:
+            gpu = dict(kv.split("=", 1) for kv in res.group(1).split(", ")).get("gpu", "0")
+            assert gpu == ("1" if rule.group(1) in ("train", "bench") else "0"), (rule.group(1), res.group(1))
+            seen.add(rule.group(1))
+    assert {"train", "bench", "fetch", scorer} <= seen
 
 
 def validate_gec(mutate, name="wikilarge"):
