@@ -128,7 +128,8 @@ if GEC["metric"] == "m2":
 
     rule gec_m2score:
         # MaxMatch P/R/F0.5 over every annotator (the official scorer's per-sentence choice) of one method of a
-        # benchmark run (fastdec/tracks/gec.py), on its de-BPE'd hypotheses (hyps/<label>.txt, written with summary.csv).
+        # benchmark run (fastdec/tracks/gec.py), on its de-BPE'd hypotheses (hyps/<label>.txt, written with
+        # summary.csv).
         input:
             run=f"{G}/bench/{{run}}/summary.csv",
             m2=f"{G}/bench/set.m2",
