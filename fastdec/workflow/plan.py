@@ -11,7 +11,7 @@ from typing import Dict, List
 
 from fastdec.workflow import blockwise as bwf
 from fastdec.workflow.gad import GadPlan
-from fastdec.workflow.gec import GecPlan, check_bea19
+from fastdec.workflow.gec import GecPlan, check_gec
 from fastdec.workflow.models import Models, alternatives
 from fastdec.tracks.mt import at_systems
 
@@ -45,7 +45,7 @@ def check_config(config: dict, repo: str) -> None:
     if mt_chain(tracks):
         check_init_from(config["train"])
     if tracks["gec_iad"]:
-        check_bea19(config["gec"]["data"])
+        check_gec(config["gec"])
     if tracks["blockwise"]:
         bwf.check_config(config["blockwise"], config["device"])
     if tracks.get("students"):
@@ -159,8 +159,8 @@ class Plan:
         self.downloads: Dict[str, dict] = {}
         if self.mt_chain and data.get("source") == "download":
             self.downloads["downloads"] = data["download"]["archives"]
-        if self.gec and self.gec.bea:
-            self.downloads["gec_downloads"] = {a: self.gec.bea["archives"][a] for a in self.gec.archives}
+        if self.gec and self.gec.dl:  # bea19, wikilarge, nlpcc18
+            self.downloads["gec_downloads"] = {a: self.gec.dl["archives"][a] for a in self.gec.archives}
 
     # ------------------------------------------------------------------ logs, paths
     def log(self, name: str) -> str:
