@@ -95,6 +95,8 @@ def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str
     from fairseq import checkpoint_utils
     from omegaconf import OmegaConf
 
+    from fastdec.students.prune import write_start_checkpoint
+
     if not os.path.isfile(verifier):
         raise FileNotFoundError(f"students.init_from: verifier: no checkpoint {verifier} (train the verifier first)")
     cfg, model = build_student(spec, data_bin, user_dir)
@@ -105,14 +107,8 @@ def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str
     if report["shape_mismatch"]:
         raise ValueError(f"students.init_from: verifier: {verifier} has tensors of other shapes than the student "
                          f"({', '.join(report['shape_mismatch'][:4])} ...): the students' sizes must be the verifier's")
-    start = {"cfg": OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "model": model.state_dict(),
-             # fairseq reads the last history entry when it loads any checkpoint; the optimizer is reset anyway
-             "optimizer_history": state.get("optimizer_history", [])[-1:], "last_optimizer_state": None,
-             "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 0, "version": 2}}}
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = f"{out}.tmp"
-    torch.save(start, tmp)
-    os.replace(tmp, out)  # a killed job leaves no half-written checkpoint
+    cfg = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    write_start_checkpoint(cfg, model.state_dict(), state, out)
     return report
 
 
