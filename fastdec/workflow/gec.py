@@ -127,7 +127,9 @@ class GecPlan:
         pre = gec.get("pretrain") or {}
         self.pretrain = pre if pre.get("enabled") else None
         self.PT = f"{self.G}/pretrain"  # the synthetic data: clean/, noised/, data/ (text, bpe), data-bin/
-        self.pretrain_archives = sorted(self.pretrain["text"]["archives"]) if self.pretrain else []
+        # the archives the clean text is read from (others under gec.pretrain.text.archives are not downloaded)
+        files = self.pretrain["text"]["files"] if self.pretrain else []
+        self.pretrain_archives = sorted({f if isinstance(f, str) else f["archive"] for f in files})
 
     # ------------------------------------------------------------------ synthetic pretraining (gec_pretrain.smk)
     def pretrain_downloads(self) -> list:
