@@ -271,5 +271,5 @@ class Plan:
         """--testpref of the splits after train and valid (the MT chain's test and latency subset: fairseq names the
         second test split "test1")."""
         tests = self._binned(wildcards).splits[2:]
-        prefix = os.path.dirname(input.splits[0])
+        prefix = os.path.dirname(input[0])  # the splits come first
         return f"--testpref {','.join(f'{prefix}/{s}' for s in tests)}" if tests else ""

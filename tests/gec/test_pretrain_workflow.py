@@ -139,3 +139,34 @@ def test_tiny_end_to_end_fine_tunes_from_the_pretrained_weights(tmp_path, news_c
     assert pre.keys() == fin.keys()
     diff = max((pre[k].float() - fin[k].float()).abs().max().item() for k in pre)
     assert diff < 1e-4, diff  # a model trained from scratch would differ by ~0.1 (its own random initialisation)
+
+
+def test_plan_shares_the_gec_codes_and_dictionary():
+    from types import SimpleNamespace as W
+
+    from fastdec.workflow.plan import Plan, check_config
+
+    cfg = yaml.safe_load((REPO / "config/gec_bea19.yaml").read_text())
+    cfg["gec"]["pretrain"]["enabled"] = True
+    validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+    check_config(cfg, str(REPO))
+    p = Plan(cfg, str(REPO))
+    R = p.R
+    assert set(p.datasets) == {"gec/", "gec/pretrain/"}
+    assert p.bpe_codes(W(ds="gec/pretrain/")) == p.bpe_codes(W(ds="gec/")) == f"{R}/gec/data/bpe/codes"
+    assert p.bpe_text(W(ds="gec/pretrain/", split="train.3", lang="src")) == f"{R}/gec/pretrain/noised/train.3.src"
+    assert p.binarize_dict(W(bin="gec/pretrain/data-bin")) == [f"{R}/gec/data-bin/dict.src.txt"]
+    assert p.binarize_dict(W(bin="gec/data-bin")) == []
+    assert p.binarize_runtime(W(bin="gec/pretrain/data-bin")) == 660 and p.binarize_runtime(W(bin="gec/data-bin")) == 60
+    files = cfg["gec"]["pretrain"]["text"]["files"]
+    assert set(p.downloads["gec_downloads"]) == set(p.gec.archives) | set(files)
+    assert p.gec.pretrain_file_args().split()[:2] == ["--file", "results/gec_downloads/news2021"]
+    assert p.gec.pretrain_runtime("corrupt") == 60 + 3_000_000 // 20_000
+    gec = p.models.model("gec/", "gec")
+    assert gec.inputs["init"] == f"{R}/gec/models/gec_pretrain/model.pt"
+    assert p.models.model("gec/", "gec_pretrain").data == f"{R}/gec/pretrain/data-bin"
+    cfg["gec"]["pretrain"]["enabled"] = False
+    off = Plan(cfg, str(REPO))
+    assert "init" not in off.models.model("gec/", "gec").inputs
+    with pytest.raises(ValueError, match="gec.pretrain.enabled is false"):
+        off.models.model("gec/", "gec_pretrain")
