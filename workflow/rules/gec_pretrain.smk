@@ -15,7 +15,7 @@ rule gec_pretrain_split:
         GECP.pretrain_clean(),
     params:
         files=GECP.pretrain_file_args(),
-        out=f"{PT}/clean",
+        out=lambda wc, output: os.path.dirname(output[0]),
         sentences=GECP.pretrain_flag("sentences", "sentences"),
         valid=PRE["valid_sentences"],
         shards=PRE["shards"],
