@@ -14,6 +14,9 @@ substitution, or an adjacent swap) -- orthographic neighbours that are real word
 Aspell's phonetic ("sounds-like") suggestions.
 
 Everything is deterministic for a (seed, shard) pair; shards are noised independently.
+
+Ge et al. also cite Zhang et al. (2019) for their synthetic data (sequence-to-sequence augmentation for sentence
+rewriting); that part is not implemented: the pairs here come from Grundkiewicz et al.'s noise only.
 """
 from __future__ import annotations
 
@@ -75,9 +78,13 @@ def deletes(word: str) -> set:
 
 def build_confusion_sets(counts: Counter, vocab_size: int, max_candidates: int,
                          min_length: int = 2) -> Dict[str, List[str]]:
-    """word -> up to ``max_candidates`` other frequent words at symmetric-delete distance 1, most frequent first.
-    Only alphabetic words of at least ``min_length`` characters take part (numbers and punctuation have none)."""
-    vocab = [w for w, _ in sorted(counts.items(), key=lambda wc: (-wc[1], wc[0]))
+    """lower-cased word -> up to ``max_candidates`` other frequent words at symmetric-delete distance 1, most
+    frequent first. Only alphabetic words of at least ``min_length`` characters take part (numbers and punctuation
+    have none); case is folded (the noise keeps a capitalised word capitalised)."""
+    folded = Counter()
+    for w, c in counts.items():
+        folded[w.lower()] += c
+    vocab = [w for w, _ in sorted(folded.items(), key=lambda wc: (-wc[1], wc[0]))
              if w.isalpha() and len(w) >= min_length][:vocab_size]
     rank = {w: i for i, w in enumerate(vocab)}
     by_key: Dict[str, List[str]] = {}

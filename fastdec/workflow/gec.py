@@ -16,7 +16,7 @@ FULL = ["train.src", "train.tgt", "valid.src", "valid.tgt", "test.src", "test.{g
 RAW = ["train.src", "train.tgt", "valid.src", "valid.tgt", "valid.{gold}", "test.src", "test.{gold}", "report.json"]
 GOLD = {"m2": "m2", "sari": "refs"}
 # rough lines per minute of the synthetic-data jobs (reading gzip; Moses tokenising + noising; cat), for runtime
-PRETRAIN_LINES_PER_MINUTE = {"split": 1_000_000, "corrupt": 20_000, "join": 10_000_000}
+PRETRAIN_LINES_PER_MINUTE = {"split": 1_000_000, "corrupt": 200_000, "join": 10_000_000}
 # sources whose data the fetch rule downloads (gec.data.<source>.archives), prepared by scripts/gec_data.py <source>
 DOWNLOADED = ("bea19", "wikilarge", "nlpcc18")
 # the metric each source's gold supports

@@ -161,7 +161,7 @@ def test_plan_shares_the_gec_codes_and_dictionary():
     files = cfg["gec"]["pretrain"]["text"]["files"]
     assert set(p.downloads["gec_downloads"]) == set(p.gec.archives) | set(files)
     assert p.gec.pretrain_file_args().split()[:2] == ["--file", "results/gec_downloads/news2021"]
-    assert p.gec.pretrain_runtime("corrupt") == 60 + 3_000_000 // 20_000
+    assert p.gec.pretrain_runtime("corrupt") == 60 + 3_000_000 // 200_000
     gec = p.models.model("gec/", "gec")
     assert gec.inputs["init"] == f"{R}/gec/models/gec_pretrain/model.pt"
     assert p.models.model("gec/", "gec_pretrain").data == f"{R}/gec/pretrain/data-bin"

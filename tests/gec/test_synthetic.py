@@ -151,3 +151,8 @@ def test_streaming_reader_needs_a_gzip_or_a_tar_member(tmp_path):
         list(iter_member_lines(plain))
     with pytest.raises(DownloadError, match="not a tar"):
         list(iter_member_lines(plain, "x.txt"))
+
+
+def test_confusion_sets_fold_case():
+    sets = build_confusion_sets(Counter({"The": 60, "the": 50, "then": 30, "Then": 30}), 10, 5)
+    assert sets == {"the": ["then"], "then": ["the"]}   # "The" and "the" are one word, and outrank "then"
