@@ -11,7 +11,7 @@ import yaml
 from snakemake.utils import validate
 
 from fastdec.workflow.gec import check_gec
-from helpers.gec_pretrain import GEC_SCHEMA, REPO, SNAKEMAKE, news_crawl_server, run, train_spec  # noqa: F401
+from helpers.gec_pretrain import GEC_SCHEMA, REPO, news_crawl_server, run, train_spec  # noqa: F401  (fixture)
 
 VARIANT = ["config/gec_bea19.yaml", "config/variants/gec_synthetic.yaml"]
 R = "results/gec_bea19_synthetic"
