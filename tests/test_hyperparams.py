@@ -49,6 +49,20 @@ def test_paper_scale_gec_config_follows_table11(tmp_path):
     assert list(df[df["hyperparameter"] == "(paper only)"]["model"]) == ["pretrain", "fine-tune"]
 
 
+def test_synthetic_pretraining_follows_table11_pretrain_and_fine_tune(tmp_path):
+    cfg = load("gec_bea19")
+    cfg["gec"]["pretrain"]["enabled"] = True   # config/variants/gec_synthetic.yaml: also gec.model.lr 3e-4
+    cfg["gec"]["model"]["lr"] = 0.0003
+    df = H.gec_table11(cfg)
+    assert_matches_paper(df)
+    rows = df.set_index(["model", "hyperparameter"])
+    assert rows.loc[("pretrain", "max epochs"), "ours"] == "10" and rows.loc[("fine-tune", "max epochs"), "ours"] == "60"
+    assert rows.loc[("pretrain", "warmup updates"), "match"] == rows.loc[("fine-tune", "Adam lr"), "match"] == "same"
+    cfg["gec"]["pretrain"]["model"]["warmup_updates"] = 4000
+    assert H.gec_table11(cfg).set_index(["model", "hyperparameter"]).loc[("pretrain", "warmup updates"),
+                                                                         "match"] == H.DIFFERS
+
+
 def test_a_changed_setting_shows_as_a_difference():
     """The table reads the command, so a config change (or a fairseq default) shows up; it is not the YAML echoed."""
     cfg = load("wmt14_ende")

@@ -89,6 +89,30 @@ def read_member(archive: str | Path, member: str) -> bytes:
     raise DownloadError(f"{archive}: not a tar, zip or gzip archive; delete it so the workflow downloads it again.")
 
 
+def iter_member_lines(archive: str | Path, member: str | None = None):
+    """Lines of ``member`` of a tar archive, or of a single-file .gz (``member`` None), streamed: for monolingual
+    files of many GB (News Crawl) that :func:`read_member` would hold in memory."""
+    archive = Path(archive)
+    if member is None:
+        with open(archive, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                raise DownloadError(f"{archive}: not a gzip file; name the file inside the archive (member) or delete "
+                                    f"it so the workflow downloads it again.")
+        with gzip.open(archive, "rt", encoding="utf-8", newline="\n") as fh:
+            for line in fh:
+                yield line.rstrip("\n")
+        return
+    if not tarfile.is_tarfile(archive):
+        raise DownloadError(f"{archive}: not a tar archive, so it has no member {member!r}")
+    with tarfile.open(archive, "r|*") as tar:
+        for info in tar:
+            if info.name == member:
+                for raw in tar.extractfile(info):
+                    yield raw.decode("utf-8").rstrip("\n")
+                return
+    raise DownloadError(f"{archive} has no member {member!r}")
+
+
 def extract_lines(archive: str | Path, member: str, fmt: str = "text") -> list[str]:
     data = read_member(archive, member).decode("utf-8", errors="strict")
     if fmt == "sgm":

@@ -174,7 +174,8 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         if name == "gec_table4":
             df = tables.table4(run, scores, dataset=source, split=gb["split"])
         else:
-            df = tables.table1(run, scores, split=gb["split"], corpus=source)
+            df = tables.table1(run, scores, split=gb["split"], corpus=source,
+                               synthetic=bool(config["gec"].get("pretrain", {}).get("enabled")))
         if name == "gec_table3":
             df = tables.table3(df)
         bad = tables.not_lossless(run)

@@ -15,6 +15,8 @@ from typing import List, Tuple
 FULL = ["train.src", "train.tgt", "valid.src", "valid.tgt", "test.src", "test.{gold}", "stats.json"]
 RAW = ["train.src", "train.tgt", "valid.src", "valid.tgt", "valid.{gold}", "test.src", "test.{gold}", "report.json"]
 GOLD = {"m2": "m2", "sari": "refs"}
+# rough lines per minute of the synthetic-data jobs (reading gzip; Moses tokenising + noising; cat), for runtime
+PRETRAIN_LINES_PER_MINUTE = {"split": 1_000_000, "corrupt": 200_000, "join": 10_000_000}
 # sources whose data the fetch rule downloads (gec.data.<source>.archives), prepared by scripts/gec_data.py <source>
 DOWNLOADED = ("bea19", "wikilarge", "nlpcc18")
 # the metric each source's gold supports
@@ -38,6 +40,40 @@ def check_gec(gec: dict) -> None:
                 raise ValueError(f"config gec.data.{source}.{split}.archive: {spec[split]['archive']!r} is not a "
                                  f"name under gec.data.{source}.archives")
     check_bea19(data)
+    check_pretrain(gec)
+
+
+def check_pretrain(gec: dict) -> None:
+    """``gec.pretrain`` when enabled: the clean text names its archives, the noise is a distribution, the
+    pretrained model has the GEC model's architecture (the fine-tuning starts from its weights)."""
+    pre = gec.get("pretrain") or {}
+    if not pre.get("enabled"):
+        return
+    for key in ("text", "model"):
+        if key not in pre:
+            raise ValueError(f"config gec.pretrain.enabled is true but gec.pretrain.{key} is missing (see the "
+                             f"commented section of config/gec_bea19.yaml)")
+    text = pre["text"]
+    for i, f in enumerate(text["files"]):
+        name = f if isinstance(f, str) else f["archive"]
+        if name not in text["archives"]:
+            raise ValueError(f"config gec.pretrain.text.files[{i}]: {name!r} is not a name under "
+                             f"gec.pretrain.text.archives")
+    clash = {a: s for a, s in (gec["data"].get(gec["data"]["source"]) or {}).get("archives", {}).items()
+             if a in text["archives"] and text["archives"][a] != s}
+    if clash:
+        raise ValueError(f"config gec.pretrain.text.archives: {sorted(clash)} also name different archives under "
+                         f"gec.data.{gec['data']['source']}.archives (both download to results/gec_downloads/); "
+                         f"rename them")
+    from fastdec.gec.synthetic import NoiseParams
+
+    NoiseParams.from_config(pre["noise"])  # rates in [0, 1], operation probabilities summing to 1
+    from fastdec.workflow.models import architecture
+
+    if architecture(pre["model"]) != architecture(gec["model"]):
+        raise ValueError(f"config gec.pretrain.model: the GEC model fine-tunes from it, so it needs gec.model's "
+                         f"architecture (arch and the size flags of extra_args): {architecture(pre['model'])} vs "
+                         f"{architecture(gec['model'])}")
 
 
 def bea19_sources(bea: dict) -> List[Tuple[str, dict]]:
@@ -88,6 +124,51 @@ class GecPlan:
         full = [f.format(gold=self.gold) for f in FULL] + (["valid.m2"] if self.bea else [])
         self.full = [f"{self.G}/data/full/{f}" for f in full]
         self.raw = [f"{self.G}/data/raw/{f.format(gold=self.gold)}" for f in RAW]
+        pre = gec.get("pretrain") or {}
+        self.pretrain = pre if pre.get("enabled") else None
+        self.PT = f"{self.G}/pretrain"  # the synthetic data: clean/, noised/, data/ (text, bpe), data-bin/
+        # the archives the clean text is read from (others under gec.pretrain.text.archives are not downloaded)
+        files = self.pretrain["text"]["files"] if self.pretrain else []
+        self.pretrain_archives = sorted({f if isinstance(f, str) else f["archive"] for f in files})
+
+    # ------------------------------------------------------------------ synthetic pretraining (gec_pretrain.smk)
+    def pretrain_downloads(self) -> list:
+        return [f"results/gec_downloads/{a}" for a in self.pretrain_archives]
+
+    def pretrain_shards(self) -> List[str]:
+        return [f"train.{k}" for k in range(self.pretrain["shards"])]
+
+    def pretrain_clean(self) -> List[str]:
+        return [f"{self.PT}/clean/{part}.txt" for part in ["valid"] + self.pretrain_shards()]
+
+    def pretrain_file_args(self) -> str:
+        """--file ARCHIVE[::MEMBER] of every clean-text file, in the config's order."""
+        args = []
+        for f in self.pretrain["text"]["files"]:
+            path = f"results/gec_downloads/{f if isinstance(f, str) else f['archive']}"
+            args.append(path if isinstance(f, str) else f"{path}::{f['member']}")
+        return " ".join(f"--file {shlex.quote(a)}" for a in args)
+
+    def pretrain_flag(self, key: str, name: str) -> str:
+        """``--name value`` of a gec.pretrain count, nothing when it is null (every line)."""
+        section, _, leaf = key.rpartition(".")
+        value = (self.pretrain[section] if section else self.pretrain)[leaf]
+        return f"--{name} {value}" if value else ""
+
+    def pretrain_tokenize_flag(self) -> str:
+        return "--tokenize" if self.pretrain["text"]["tokenize"] else ""
+
+    def pretrain_noise_arg(self) -> str:
+        return shlex.quote(json.dumps(self.pretrain["noise"]))
+
+    def pretrain_runtime(self, step: str) -> int:
+        """Minutes of a pretraining-data job: an hour plus the lines one job handles at its rough throughput."""
+        lines = (self.pretrain["sentences"] or 0) // (self.pretrain["shards"] if step == "corrupt" else 1)
+        return 60 + lines // PRETRAIN_LINES_PER_MINUTE[step]
+
+    @staticmethod
+    def pretrain_shard_number(wildcards) -> int:
+        return int(wildcards.part.split(".")[1]) if wildcards.part.startswith("train.") else -1
 
     # ------------------------------------------------------------------ arguments of the data rules
     def subset_arg(self) -> str:

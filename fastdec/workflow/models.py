@@ -8,7 +8,8 @@ track          name                            trained on / from
 =============  ==============================  ===========================================================
 "" (MT chain)  teacher, baseline, verifier     data-bin/raw (teacher, baseline), data-bin/distill (verifier);
                teacher2, teacher3, ...         the other teachers of a Seq-KD ensemble (distill.teachers; seeds 2, 3 ..)
-gec/           gec                             gec/data-bin
+gec/           gec                             gec/data-bin (with gec.pretrain: fine-tuned from gec_pretrain)
+               gec_pretrain                    gec/pretrain/data-bin (synthetic pairs; gec.pretrain.enabled)
 gad/           drafter_k<K>                    data-bin/distill, initialised from the verifier (gad.train)
 blockwise/     <variant>_k<K>                  on top of the baseline or the verifier (blockwise.VARIANT_SETUP)
 students/      <name>, <base>_l0|pruned_<lam>  data-bin/distill (Hsu et al. students, fastdec.workflow.students)
@@ -36,10 +37,20 @@ def alternatives(values) -> str:
     return f"(?:{'|'.join(re.escape(v) for v in values)})" if values else "(?!)"
 
 
+SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "normalize-before", "share-all-embeddings",
+              "learned-pos")
+
+
+def architecture(spec: dict) -> tuple:
+    """A training spec's architecture: its arch and the size flags of its extra_args."""
+    extra = spec.get("extra_args") or {}
+    return spec["arch"], {k: v for k, v in extra.items() if k.replace("_", "-").endswith(SIZE_FLAGS)}
+
+
 # model name patterns of each track (config switch, name regex)
 TRACKS = {
     "": ("mt", r"teacher\d*|baseline|verifier"),
-    "gec/": ("gec_iad", r"gec"),
+    "gec/": ("gec_iad", r"gec(?:_pretrain)?"),
     "gad/": ("gad", r"drafter_k\d+(?:_cheap)?"),
     "blockwise/": ("blockwise", r"(?:regular|distill|finetune|both)_k\d+"),
     "students/": ("students", stw.NAME_REGEX),
@@ -94,9 +105,7 @@ class Models:
                 spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
             return Model(json.dumps(spec), data, inputs, spec, priority=50 if name.startswith("teacher") else 0)
         if track == "gec/":
-            data = f"{p.gec.G}/data-bin"
-            return Model(json.dumps(p.config["gec"]["model"]), data, {"data": f"{data}/dict.src.txt"},
-                         p.config["gec"]["model"], priority=40)
+            return self._gec_model(name)
         if track == "gad/":
             inputs = p.gad.train_inputs()
             spec = p.gad.train_spec(name[len("drafter_k"):], inputs.get("init"), inputs.get("verifier"))
@@ -116,6 +125,22 @@ class Models:
         return Model(json.dumps(bwf.train_spec(p.bw, variant, k, base)), data,
                      {"base": base, "data": f"{data}/dict.{src}.txt"}, p.bw["train"],
                      f"--criterion blockwise_cross_entropy --user-dir {p.plugin}")
+
+    def _gec_model(self, name: str) -> Model:
+        """The GEC model, or with gec.pretrain the model pretrained on the synthetic pairs, which the GEC model then
+        continues (fairseq --finetune-from-model, as the MT chain's init_from)."""
+        g, pre = self.p.gec, self.p.gec.pretrain
+        if name == "gec_pretrain":
+            if not pre:
+                raise ValueError("no model gec/models/gec_pretrain: gec.pretrain.enabled is false")
+            data = f"{g.PT}/data-bin"
+            return Model(json.dumps(pre["model"]), data, {"data": f"{data}/dict.src.txt"}, pre["model"], priority=40)
+        spec, data = self.p.config["gec"]["model"], f"{g.G}/data-bin"
+        inputs = {"data": f"{data}/dict.src.txt"}
+        if pre:
+            inputs["init"] = f"{g.G}/models/gec_pretrain/model.pt"
+            spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+        return Model(json.dumps(spec), data, inputs, spec, priority=40)
 
     def get(self, wildcards) -> Model:
         return self.model(wildcards.track, wildcards.name)

@@ -12,7 +12,7 @@ from typing import Dict, List
 from fastdec.workflow import blockwise as bwf
 from fastdec.workflow.gad import GadPlan
 from fastdec.workflow.gec import GecPlan, check_gec
-from fastdec.workflow.models import Models, alternatives
+from fastdec.workflow.models import Models, alternatives, architecture
 from fastdec.tracks.mt import at_systems
 
 # config switch -> the track's config section and its schema (workflow/schemas/)
@@ -54,16 +54,6 @@ def check_config(config: dict, repo: str) -> None:
         check_students(config["students"], config)
 
 
-_SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "normalize-before", "share-all-embeddings",
-               "learned-pos")
-
-
-def _sizes(spec: dict) -> tuple:
-    """A training spec's architecture: its arch and the size flags of its extra_args."""
-    extra = spec.get("extra_args") or {}
-    return spec["arch"], {k: v for k, v in extra.items() if k.replace("_", "-").endswith(_SIZE_FLAGS)}
-
-
 def check_init_from(train: dict) -> None:
     """``train.<model>.init_from``: only the baseline and the verifier start from another model (the teacher),
     and only with its architecture (fairseq would stop at the first mismatched tensor, after the teacher trained)."""
@@ -74,10 +64,10 @@ def check_init_from(train: dict) -> None:
         if name not in ("baseline", "verifier"):
             raise ValueError(f"config: train.{name}.init_from: only train.baseline and train.verifier may start "
                              f"from the teacher; remove the key")
-        if _sizes(spec) != _sizes(train[source]):
+        if architecture(spec) != architecture(train[source]):
             raise ValueError(f"config: train.{name}.init_from: {source} needs the same architecture as "
-                             f"train.{source} (arch and the size flags of extra_args): {_sizes(spec)} vs "
-                             f"{_sizes(train[source])}")
+                             f"train.{source} (arch and the size flags of extra_args): {architecture(spec)} vs "
+                             f"{architecture(train[source])}")
 
 
 def job_python(workflow) -> str:
@@ -114,6 +104,11 @@ class Dataset:
     tgt: str
     bpe: dict         # merges, min_frequency
     splits: tuple     # binarised: train, valid, then fairseq's test, test1, ... (each a file pair in data/bpe)
+    # another dataset's BPE codes ({ds}) and dictionary ({bin}) instead of its own: the GEC track's synthetic
+    # pretraining pairs share the GEC model's vocabulary, so the GEC model can fine-tune from the pretrained one
+    codes_from: str = ""
+    dict_from: str = ""
+    bin_runtime: int = 60  # minutes of its binarisation job
 
 
 class Plan:
@@ -155,12 +150,21 @@ class Plan:
         if self.gec:
             self.datasets["gec/"] = Dataset("gec/", f"{self.gec.G}/data/raw", "gec/data-bin", "src", "tgt",
                                             config["gec"]["bpe"], ("train", "valid"))
+        if self.gec and self.gec.pretrain:
+            # BPE per noised shard (train.<k>, joined by gec_pretrain_join); fairseq binarises ~1M lines a minute
+            n = self.gec.pretrain["sentences"] or 0
+            self.datasets["gec/pretrain/"] = Dataset("gec/pretrain/", f"{self.gec.PT}/noised",
+                                                     "gec/pretrain/data-bin", "src", "tgt", config["gec"]["bpe"],
+                                                     ("train", "valid"), codes_from="gec/", dict_from="gec/data-bin",
+                                                     bin_runtime=60 + 2 * n // 1_000_000)
         # downloads: folder under results/ -> archive name -> {url, sha256}
         self.downloads: Dict[str, dict] = {}
         if self.mt_chain and data.get("source") == "download":
             self.downloads["downloads"] = data["download"]["archives"]
-        if self.gec and self.gec.dl:  # bea19, wikilarge, nlpcc18
-            self.downloads["gec_downloads"] = {a: self.gec.dl["archives"][a] for a in self.gec.archives}
+        if self.gec and (self.gec.dl or self.gec.pretrain):  # bea19, wikilarge, nlpcc18; the clean text
+            self.downloads["gec_downloads"] = {
+                **{a: self.gec.dl["archives"][a] for a in self.gec.archives},
+                **{a: self.gec.pretrain["text"]["archives"][a] for a in self.gec.pretrain_archives}}
 
     # ------------------------------------------------------------------ logs, paths
     def log(self, name: str) -> str:
@@ -229,6 +233,10 @@ class Plan:
         d = self.datasets[wildcards.ds]
         return [f"{d.text}/train.{d.src}", f"{d.text}/train.{d.tgt}"]
 
+    def bpe_codes(self, wildcards) -> str:
+        d = self.datasets[wildcards.ds]
+        return f"{self.R}/{d.codes_from or d.key}data/bpe/codes"
+
     def bpe_merges(self, wildcards) -> int:
         return self.datasets[wildcards.ds].bpe["merges"]
 
@@ -245,6 +253,17 @@ class Plan:
         d = self._binned(wildcards)
         return [f"{self.R}/{d.key}data/bpe/{split}.{lang}" for split in d.splits for lang in (d.src, d.tgt)]
 
+    def binarize_dict(self, wildcards) -> List[str]:
+        """The dictionary a dataset reuses (none: fairseq builds one from its training data)."""
+        d = self._binned(wildcards)
+        return [f"{self.R}/{d.dict_from}/dict.{d.src}.txt"] if d.dict_from else []
+
+    def binarize_dict_arg(self, wildcards, input) -> str:
+        return f"--srcdict {input.srcdict}" if input.srcdict else ""
+
+    def binarize_runtime(self, wildcards) -> int:
+        return self._binned(wildcards).bin_runtime
+
     def binarize_tgt(self, wildcards) -> str:
         return self._binned(wildcards).tgt
 
@@ -252,5 +271,5 @@ class Plan:
         """--testpref of the splits after train and valid (the MT chain's test and latency subset: fairseq names the
         second test split "test1")."""
         tests = self._binned(wildcards).splits[2:]
-        prefix = os.path.dirname(input[0])
+        prefix = os.path.dirname(input[0])  # the splits come first
         return f"--testpref {','.join(f'{prefix}/{s}' for s in tests)}" if tests else ""

@@ -179,6 +179,20 @@ def test_table1_cli(results):
     assert iad["device"] == "cpu" and iad["threads"] == 1 and iad["eval_set"] == "uagec test"
 
 
+def test_table1_of_a_synthetically_pretrained_model_sits_beside_the_papers_synthetic_rows(tmp_path, results):
+    cfg = gec_config()
+    cfg["gec"]["pretrain"]["enabled"] = True  # gec.pretrain: the GEC model fine-tuned from the pretrained one
+    out = tmp_path / "t1.csv"
+    r = tables_cli(cfg, results, "gec_table1", out)
+    assert r.returncode == 0, r.stderr
+    full = pd.read_csv(out)
+    ours = full[full["source"] == "ours"].set_index("method")
+    assert ours.loc["iad", "paper_F0.5"] == 44.91 and ours.loc["iad", "paper_speedup"] == 7.3
+    assert ours.loc["iad", "paper_system"] == "Transformer-big (IAD), synthetic data"
+    cited = full[full["source"] == "paper only (cited)"]
+    assert list(cited["paper_F0.5"]) == [38.50, 38.36, 38.36]  # the paper's model without synthetic data
+
+
 def test_table1_refuses_a_lossy_iad_unless_told(tmp_path, results):
     write_gec_run(results / "gec/bench/cpu-t1-n4", lossy=True)
     out = tmp_path / "t1.csv"

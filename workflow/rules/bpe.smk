@@ -1,6 +1,7 @@
 # Joint BPE over both training sides, applied to every split, then binarised with one joined dictionary: ONE rule
 # each for every dataset of the plan (fastdec/workflow/plan.py, Plan.datasets): the MT chain's ({ds} = "",
-# data-bin/raw) and the GEC track's ({ds} = "gec/", gec/data-bin).
+# data-bin/raw), the GEC track's ({ds} = "gec/", gec/data-bin) and its synthetic pretraining pairs ({ds} =
+# "gec/pretrain/", gec/pretrain/data-bin: the GEC track's codes and dictionary, Dataset.codes_from/dict_from).
 
 
 rule learn_bpe:
@@ -28,12 +29,12 @@ rule learn_bpe:
 
 rule apply_bpe:
     input:
-        codes=f"{R}/{{ds}}data/bpe/codes",
+        codes=P.bpe_codes,
         text=P.bpe_text,
     output:
         f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
     wildcard_constraints:
-        split="train|valid|test|final",
+        split=r"train|valid|test|final|train\.\d+",  # train.<k>: a shard of the synthetic pretraining pairs
         **P.bpe_constraints(),
     log:
         log("{ds}apply_bpe_{split}.{lang}"),
@@ -50,11 +51,13 @@ rule apply_bpe:
 rule binarize:
     # declared output: the source dictionary (fairseq writes both, and the .bin/.idx files beside them)
     input:
-        P.binarize_inputs,
+        splits=P.binarize_inputs,
+        srcdict=P.binarize_dict,
     output:
         f"{R}/{{bin}}/dict.{{src}}.txt",
     params:
-        prefix=lambda wc, input: os.path.dirname(input[0]),
+        prefix=lambda wc, input: os.path.dirname(input.splits[0]),
+        srcdict=P.binarize_dict_arg,
         dest=lambda wc, output: os.path.dirname(output[0]),
         tgt=P.binarize_tgt,
         tests=P.binarize_test_arg,
@@ -67,8 +70,8 @@ rule binarize:
     threads: 2
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=P.binarize_runtime,
     shell:
         "$PY -m fairseq_cli.preprocess --source-lang {wildcards.src} --target-lang {params.tgt} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid {params.tests} "
-        "--destdir {params.dest} --joined-dictionary --workers {threads} > {log} 2>&1"
+        "--destdir {params.dest} --joined-dictionary {params.srcdict} --workers {threads} > {log} 2>&1"

@@ -100,6 +100,12 @@ rule gec_select:
         "{params.max_words} {params.tokenisation} > {log} 2>&1"
 
 
+# --- synthetic pretraining (gec.pretrain, off by default): the pretrained model the GEC model fine-tunes from ------
+if GECP.pretrain:
+
+    include: "gec_pretrain.smk"
+
+
 # --- the benchmark set; the runs, tables and figure are fastdec/tracks/gec.py's (rules bench and table) ----------
 rule gec_bench_set:
     # The sentences of the benchmark tables: the first benchmark.sentences of the chosen split, with their gold
