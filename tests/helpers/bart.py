@@ -48,7 +48,7 @@ def bart_args(layers=2, decoder_layers=None, embed_dim=16, heads=2, ffn_dim=32, 
         encoder_embed_dim=embed_dim, decoder_embed_dim=embed_dim, encoder_ffn_embed_dim=ffn_dim,
         decoder_ffn_embed_dim=ffn_dim, encoder_attention_heads=heads, decoder_attention_heads=heads,
         max_source_positions=max_positions, max_target_positions=max_positions, dropout=0.0,
-        attention_dropout=0.0, activation_dropout=0.0, relu_dropout=0.0)
+        attention_dropout=0.0, activation_dropout=0.0, relu_dropout=0.0, task="translation")
     bart_base_architecture(args)
     return args
 
@@ -77,7 +77,7 @@ def bart_checkpoint_bytes(dict_path: Path, *, layers=2, decoder_layers=None, emb
     d = Dictionary.load(str(dict_path))
     d.add_symbol("<mask>")  # the denoising task's extra symbol: one embedding row more than dict.txt
     model = build_random_bart(d, layers=layers, decoder_layers=decoder_layers, embed_dim=embed_dim, seed=seed,
-                              dtype=torch.float32, max_positions=1026)
+                              dtype=torch.float32, max_positions=1024)  # 1,026 position rows, as released
     args = bart_args(layers, decoder_layers, embed_dim, max_positions=1024)
     args.task, args.criterion = "denoising", "cross_entropy"
     buf = io.BytesIO()
