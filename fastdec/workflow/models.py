@@ -58,6 +58,15 @@ class Model:
     priority: int = 0            # the teacher and the GEC model head long chains
 
 
+def _bart_init(plan, track: str, name: str, spec: dict, inputs: dict) -> dict:
+    """A spec with ``init_from_bart`` starts from ``<model dir>/bart_init.pt`` (rule bart_init): fairseq
+    --finetune-from-model, added to ``inputs`` as "init"."""
+    if not spec.get("init_from_bart"):
+        return spec
+    inputs["init"] = plan.bart.init_path(track, name)
+    return {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+
+
 class Models:
     def __init__(self, plan):
         self.p = plan
@@ -89,14 +98,16 @@ class Models:
             else:
                 spec, data = p.config["train"][name], p.at_data[name]
             inputs = {"data": f"{data}/dict.{src}.txt"}
+            spec = _bart_init(p, "", name, spec, inputs)
             if spec.get("init_from"):  # continue the teacher (plan.check_init_from): fairseq --finetune-from-model
                 inputs["init"] = f"{R}/models/{spec['init_from']}/model.pt"
                 spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
             return Model(json.dumps(spec), data, inputs, spec, priority=50 if name.startswith("teacher") else 0)
         if track == "gec/":
             data = f"{p.gec.G}/data-bin"
-            return Model(json.dumps(p.config["gec"]["model"]), data, {"data": f"{data}/dict.src.txt"},
-                         p.config["gec"]["model"], priority=40)
+            inputs = {"data": f"{data}/dict.src.txt"}
+            spec = _bart_init(p, "gec/", name, p.config["gec"]["model"], inputs)
+            return Model(json.dumps(spec), data, inputs, p.config["gec"]["model"], priority=40)
         if track == "gad/":
             inputs = p.gad.train_inputs()
             spec = p.gad.train_spec(name[len("drafter_k"):], inputs.get("init"), inputs.get("verifier"))

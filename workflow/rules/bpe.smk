@@ -1,6 +1,7 @@
 # Joint BPE over both training sides, applied to every split, then binarised with one joined dictionary: ONE rule
 # each for every dataset of the plan (fastdec/workflow/plan.py, Plan.datasets): the MT chain's ({ds} = "",
-# data-bin/raw) and the GEC track's ({ds} = "gec/", gec/data-bin).
+# data-bin/raw) and the GEC track's ({ds} = "gec/", gec/data-bin). A dataset with bpe.kind gpt2 (BART-initialised
+# models) gets BART's GPT-2 BPE instead (rule gpt2_bpe) and BART's dictionary.
 
 
 rule learn_bpe:
@@ -47,6 +48,32 @@ rule apply_bpe:
         "$PY $SCRIPTS/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
 
 
+rule gpt2_bpe:
+    # BART's GPT-2 byte-level BPE on the untokenised text, as fairseq's BART recipe applies it (ids per line)
+    input:
+        text=P.bpe_text,
+        encoder=P.bart.file("encoder.json"),
+        vocab=P.bart.file("vocab.bpe"),
+    output:
+        f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
+    params:
+        truncate=P.gpt2_truncate_arg,
+    wildcard_constraints:
+        split="train|valid|test",
+        **P.bpe_constraints(gpt2=True),
+    log:
+        log("{ds}gpt2_bpe_{split}.{lang}"),
+    benchmark:
+        bench("{ds}gpt2_bpe_{split}.{lang}")
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    shell:
+        "$PY $SCRIPTS/gpt2_bpe.py --encoder-json {input.encoder} --vocab-bpe {input.vocab} --input {input.text} "
+        "--output {output} {params.truncate} > {log} 2>&1"
+
+
 rule binarize:
     # declared output: the source dictionary (fairseq writes both, and the .bin/.idx files beside them)
     input:
@@ -58,6 +85,7 @@ rule binarize:
         dest=lambda wc, output: os.path.dirname(output[0]),
         tgt=P.binarize_tgt,
         tests=P.binarize_test_arg,
+        srcdict=P.binarize_dict_arg,
     wildcard_constraints:
         **P.bin_constraints(),
     log:
@@ -71,4 +99,4 @@ rule binarize:
     shell:
         "$PY -m fairseq_cli.preprocess --source-lang {wildcards.src} --target-lang {params.tgt} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid {params.tests} "
-        "--destdir {params.dest} --joined-dictionary --workers {threads} > {log} 2>&1"
+        "--destdir {params.dest} --joined-dictionary {params.srcdict} --workers {threads} > {log} 2>&1"
