@@ -16,6 +16,11 @@ def archive_name(checkpoint: str) -> str:
     return f"{checkpoint}.tar.gz"
 
 
+def config_key(track: str, name: str) -> str:
+    """The config key of a model's train spec: ``train.<name>`` (MT chain) or ``gec.model``."""
+    return "gec.model" if track == "gec/" else f"train.{name}"
+
+
 class BartPlan:
     """``inits``: (track, model name) -> its ``init_from_bart``; ``gpt2``: whether some dataset uses GPT-2 BPE."""
 
@@ -24,13 +29,13 @@ class BartPlan:
         self.c = config.get("bart")
         if not (inits or gpt2):
             return
-        users = [f"{t or 'train.'}{n}.init_from_bart" for t, n in inits] + (["bpe.kind: gpt2"] if gpt2 else [])
+        users = [f"{config_key(t, n)}.init_from_bart" for t, n in inits] + (["bpe.kind: gpt2"] if gpt2 else [])
         if not self.c:
             raise ValueError(f"config: {', '.join(users)} need a `bart:` section (the BART release archives under "
                              "bart.checkpoints and the GPT-2 BPE files under bart.gpt2; see config/cnndm.yaml)")
         for (track, name), init in inits.items():
             if init["checkpoint"] not in self.c["checkpoints"]:
-                raise ValueError(f"config {track.rstrip('/') or 'train'}.{name}.init_from_bart.checkpoint: "
+                raise ValueError(f"config {config_key(track, name)}.init_from_bart.checkpoint: "
                                  f"{init['checkpoint']!r} is not a name under bart.checkpoints "
                                  f"({', '.join(self.c['checkpoints'])})")
 

@@ -100,3 +100,67 @@ def write_bart_archive(path: Path, gpt2_dict: Path, name: str = "bart.base", **s
         add_bytes(tar, f"{name}/model.pt", bart_checkpoint_bytes(gpt2_dict, **sizes))
         add_bytes(tar, f"{name}/dict.txt", Path(gpt2_dict).read_bytes())
     return path
+
+
+# ---------------------------------------------------------------------------- a local HTTP server of the releases
+WORDS = ("the council said on monday that new rules for city parks will start in june after a long debate about "
+         "noise dogs and late games police will check the parks at night").split()
+
+
+def cnndm_lines(n: int, seed: int):
+    """(articles, summaries): untokenised lines of the CNN-DM layout (one article / summary per line); each summary
+    repeats the article's first words, so a few updates teach a model to copy."""
+    import random
+
+    rng = random.Random(seed)
+    arts, sums = [], []
+    for _ in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 14))]
+        arts.append(" ".join(words).capitalize() + ". " + " ".join(rng.choice(WORDS) for _ in range(6)) + ".")
+        sums.append(" ".join(words[:5]).capitalize() + ".")
+    return arts, sums
+
+
+def write_release_tree(root: Path) -> Path:
+    """The files of the real URLs' last path parts under ``root``: cnn_dm_v2.tgz (cnn_cln/{train,val,test}.{source,
+    target}), bart.base.tar.gz and bart.large.tar.gz (tiny random BART, the large one with other weights), and the
+    GPT-2 BPE files."""
+    root.mkdir(parents=True, exist_ok=True)
+    files = gpt2_files(root)
+    with tarfile.open(root / "cnn_dm_v2.tgz", "w:gz") as tar:
+        for split, n, seed in (("train", 60, 1), ("val", 6, 2), ("test", 5, 3)):
+            arts, sums = cnndm_lines(n, seed)
+            add_bytes(tar, f"cnn_cln/{split}.source", ("\n".join(arts) + "\n").encode())
+            add_bytes(tar, f"cnn_cln/{split}.target", ("\n".join(sums) + "\n").encode())
+    write_bart_archive(root / "bart.base.tar.gz", files["dict.txt"], name="bart.base", layers=2, seed=1)
+    write_bart_archive(root / "bart.large.tar.gz", files["dict.txt"], name="bart.large", layers=2, decoder_layers=3,
+                       seed=2)
+    return root
+
+
+def serve(root: Path):
+    """(server, base url) of a threaded HTTP server on 127.0.0.1 serving ``root``; ``server.shutdown()`` stops it."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def local_urls(cfg: dict, base: str) -> dict:
+    """Every download URL of a config pointed at the local server (same file names)."""
+    def point(spec):
+        spec["url"] = base + "/" + spec["url"].rsplit("/", 1)[1]
+
+    for spec in cfg.get("data", {}).get("download", {}).get("archives", {}).values():
+        point(spec)
+    for group in ("checkpoints", "gpt2"):
+        for spec in cfg.get("bart", {}).get(group, {}).values():
+            point(spec)
+    for spec in cfg.get("gec", {}).get("data", {}).get("bea19", {}).get("archives", {}).values():
+        point(spec)
+    return cfg
