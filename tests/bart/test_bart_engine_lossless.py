@@ -93,6 +93,16 @@ def test_engine_greedy_equals_fairseq_greedy_on_bart(c):
     assert ours.tokens == theirs.tokens
 
 
+def test_fairseq_greedy_after_beam_search_on_the_same_bart_model():
+    """The benchmark interleaves fairseq beam 5 and greedy on one model: fairseq leaves BART's beamable encoder
+    attention at beam 5 (a reshape error for beam 1) unless each generator sets its own beam size."""
+    model, d, ver = bart(1)
+    src = torch.tensor([5, 6, 7, 8, 9, 2])
+    FairseqGenerator(model, d, beam=5, max_len_b=10).generate([src])
+    greedy = FairseqGenerator(model, d, beam=1, max_len_b=10).generate([src])[0]
+    assert greedy.tokens == greedy_decode(ver, src, max_len_a=0, max_len_b=10).tokens
+
+
 @SETTINGS
 @given(cases(), st.integers(0, 2), st.sampled_from([1, 3, 6]))
 def test_gad_with_beta_1_equals_greedy_on_bart(c, seed, k):
