@@ -58,6 +58,22 @@ class GecPlan:
     def subset_arg(self) -> str:
         return " ".join(f"--subset-{k} {v}" for k, v in self.c["data"]["subset"].items() if v)
 
+    def debpe_inputs(self) -> List[str]:
+        """The GPT-2 BPE files m2score reads (gpt2 kind), else none."""
+        if self.c["bpe"].get("kind") != "gpt2":
+            return []
+        from fastdec.workflow.bart import BartPlan
+
+        return [BartPlan.file("encoder.json"), BartPlan.file("vocab.bpe")]
+
+    def debpe_arg(self) -> str:
+        """scripts/m2score.py's way back from BPE to words: subword-nmt's @@, or BART's GPT-2 BPE files."""
+        if self.c["bpe"].get("kind") == "gpt2":
+            from fastdec.workflow.bart import BartPlan
+
+            return f"--gpt2-bpe {BartPlan.file('encoder.json')} {BartPlan.file('vocab.bpe')}"
+        return "--remove-bpe"
+
     def max_words_arg(self) -> str:
         return f"--max-words {self.c['data']['max_words']}" if self.c["data"]["max_words"] else ""
 
