@@ -51,7 +51,8 @@ def main():
     print(f"F_{a.beta:.1f}       : {res.f:.4f}")
     if a.json:
         d = res.as_dict(per_sentence=a.per_sentence)
-        d.update(hyp=a.hyp, m2=a.m2, remove_bpe=a.remove_bpe, max_unchanged_words=a.max_unchanged_words,
+        d.update(hyp=a.hyp, m2=a.m2, remove_bpe=a.remove_bpe, gpt2_bpe=bool(a.gpt2_bpe),
+                 max_unchanged_words=a.max_unchanged_words,
                  ignore_whitespace_casing=a.ignore_whitespace_casing,
                  max_transitive_arcs=a.max_transitive_arcs)
         with open(a.json, "w", encoding="utf-8") as f:

@@ -164,3 +164,38 @@ def local_urls(cfg: dict, base: str) -> dict:
     for spec in cfg.get("gec", {}).get("data", {}).get("bea19", {}).get("archives", {}).values():
         point(spec)
     return cfg
+
+
+# ---------------------------------------------------------------------------- BEA-2019 / CoNLL fixtures (M2)
+GEC_PAIRS = [("He go to school every day .", [(1, 2, "goes")]), ("She have a cat .", [(1, 2, "has")]),
+             ("They plays football .", [(1, 2, "play")]), ("The park is nice .", []),
+             ("I has two dogs .", [(1, 2, "have")]), ("We likes the music .", [(1, 2, "like")])]
+
+
+def m2_text(n: int, shift: int = 0) -> str:
+    """An M2 file of ``n`` sentences (the BEA-2019 / CoNLL format, one annotator)."""
+    blocks = []
+    for i in range(n):
+        src, edits = GEC_PAIRS[(i + shift) % len(GEC_PAIRS)]
+        lines = [f"S {src}"] + [f"A {a} {b}|||R:VERB|||{c}|||REQUIRED|||-NONE-|||0" for a, b, c in edits]
+        if not edits:
+            lines.append("A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n\n"
+
+
+def write_gec_release_tree(root: Path, local: Path) -> dict:
+    """The BEA-2019 / CoNLL archives of config/gec_bart.yaml (their real member paths) under ``root``, the licensed
+    Lang-8 / NUCLE M2 files under ``local``; returns the local paths."""
+    root.mkdir(parents=True, exist_ok=True)
+    local.mkdir(parents=True, exist_ok=True)
+    for name, member, n in (("wi+locness_v2.1.bea19.tar.gz", "wi+locness/m2/ABC.train.gold.bea19.m2", 30),
+                            ("fce_v2.1.bea19.tar.gz", "fce/m2/fce.train.gold.bea19.m2", 30),
+                            ("release2.3.1.tar.gz", "release2.3.1/revised/data/official-preprocessed.m2", 8),
+                            ("conll14st-test-data.tar.gz", "conll14st-test-data/noalt/official-2014.combined.m2", 5)):
+        with tarfile.open(root / name, "w:gz") as tar:
+            add_bytes(tar, member, m2_text(n, shift=len(name)).encode())
+    paths = {"lang8": local / "lang8.train.auto.bea19.m2", "nucle": local / "nucle.train.gold.bea19.m2"}
+    for i, p in enumerate(paths.values()):
+        p.write_text(m2_text(20, shift=i))
+    return paths
