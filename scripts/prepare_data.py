@@ -18,7 +18,7 @@ def main():
     ap.add_argument("--src")
     ap.add_argument("--tgt")
     ap.add_argument("--member", action="append", default=[], help="ARCHIVE::SRC_MEMBER::TGT_MEMBER::FORMAT")
-    ap.add_argument("--split", required=True, choices=["train", "valid", "test"])
+    ap.add_argument("--split", required=True, choices=["train", "valid", "test", "final"])
     ap.add_argument("--max-words", type=int, required=True)
     ap.add_argument("--max-ratio", type=float)
     ap.add_argument("--limit", type=int)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -41,18 +42,27 @@ DE = ["Die Katze sitzt auf der Matte .", "Ich mag grünen Tee .", "Wo ist der Ba
 def wmt_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("www")
     two = lambda xs: "\n".join(xs) + "\n"
-    make_tgz(root / "training-parallel-europarl-v7.tgz", {
+    # each archive at its real URL's path (two real archives are both called dev.tgz)
+    (root / "wmt13").mkdir()
+    (root / "wmt14").mkdir()
+    (root / "wmt16/translation-task").mkdir(parents=True)
+    make_tgz(root / "wmt13/training-parallel-europarl-v7.tgz", {
         "training/europarl-v7.de-en.en": two(EN), "training/europarl-v7.de-en.de": two(DE)})
-    make_tgz(root / "training-parallel-commoncrawl.tgz", {
+    make_tgz(root / "wmt13/training-parallel-commoncrawl.tgz", {
         "commoncrawl.de-en.en": two(EN[:2]), "commoncrawl.de-en.de": two(DE[:2])})
-    make_tgz(root / "training-parallel-nc-v9.tgz", {
+    make_tgz(root / "wmt14/training-parallel-nc-v9.tgz", {
         "training/news-commentary-v9.de-en.en": two(EN[1:]), "training/news-commentary-v9.de-en.de": two(DE[1:])})
-    make_tgz(root / "dev.tgz", {"dev/newstest2013.en": two(EN), "dev/newstest2013.de": two(DE)})
+    make_tgz(root / "wmt14/dev.tgz", {"dev/newstest2013.en": two(EN), "dev/newstest2013.de": two(DE)})
     # the real test-full.tgz holds both directions' source and reference files
-    make_tgz(root / "test-full.tgz", {"test-full/newstest2014-deen-src.en.sgm": sgm(EN, "srcset"),
-                                      "test-full/newstest2014-deen-ref.de.sgm": sgm(DE, "refset"),
-                                      "test-full/newstest2014-deen-src.de.sgm": sgm(DE, "srcset"),
-                                      "test-full/newstest2014-deen-ref.en.sgm": sgm(EN, "refset")})
+    make_tgz(root / "wmt14/test-full.tgz", {"test-full/newstest2014-deen-src.en.sgm": sgm(EN, "srcset"),
+                                            "test-full/newstest2014-deen-ref.de.sgm": sgm(DE, "refset"),
+                                            "test-full/newstest2014-deen-src.de.sgm": sgm(DE, "srcset"),
+                                            "test-full/newstest2014-deen-ref.en.sgm": sgm(EN, "refset")})
+    # WMT16's dev archive: newstest2015 (the students' final test set) among the earlier test sets
+    make_tgz(root / "wmt16/translation-task/dev.tgz", {
+        "dev/newstest2015-ende-src.en.sgm": sgm(EN[::-1], "srcset"),
+        "dev/newstest2015-ende-ref.de.sgm": sgm(DE[::-1], "refset"),
+        "dev/newstest2014-deen-src.de.sgm": sgm(DE, "srcset")})
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *a, **k: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -65,7 +75,7 @@ def wmt_server(tmp_path_factory):
 def local_config(tmp_path, base_url, name="wmt14_ende"):
     cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
     for spec in cfg["data"]["download"]["archives"].values():
-        spec["url"] = base_url + "/" + spec["url"].rsplit("/", 1)[1]
+        spec["url"] = base_url + urllib.parse.urlparse(spec["url"]).path
     cfg["experiment"] = "wmt14_fixture"
     # the fetch and prepare rules do not depend on the device; a CUDA config stops at start on a machine without CUDA
     cfg["device"] = "cpu"
@@ -77,7 +87,8 @@ def local_config(tmp_path, base_url, name="wmt14_ende"):
 @pytest.mark.parametrize("name", ["wmt14_ende", "wmt14_deen"])
 def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server, name):
     cfg = local_config(tmp_path, wmt_server, name)
-    targets = [f"results/wmt14_fixture/data/raw/{s}.{l}" for s in ("train", "valid", "test") for l in ("en", "de")]
+    splits = ("train", "valid", "test") + (("final",) if name == "wmt14_ende" else ())  # final: newstest2015
+    targets = [f"results/wmt14_fixture/data/raw/{s}.{l}" for s in splits for l in ("en", "de")]
     r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--cores", "2", "--directory", str(tmp_path),
                         *targets, "--configfile", str(cfg)], cwd=REPO, capture_output=True, text=True,
                        timeout=300)
@@ -88,6 +99,9 @@ def test_download_rules_fetch_and_extract_real_layout(tmp_path, wmt_server, name
     assert (out / "test.en").read_text().splitlines() == EN
     assert (out / "valid.en").read_text().splitlines() == EN
     assert (tmp_path / "results/downloads/test-full.tgz").exists()
+    if name == "wmt14_ende":
+        assert (out / "final.en").read_text().splitlines() == EN[::-1]
+        assert (out / "final.de").read_text().splitlines() == DE[::-1]
 
 
 def closed_port():
@@ -105,7 +119,7 @@ def test_offline_download_fails_with_clear_message(tmp_path):
 
 def test_checksum_mismatch_is_an_error(tmp_path, wmt_server):
     with pytest.raises(DownloadError, match="sha256"):
-        download(wmt_server + "/dev.tgz", tmp_path / "dev.tgz", sha256="0" * 64)
+        download(wmt_server + "/wmt14/dev.tgz", tmp_path / "dev.tgz", sha256="0" * 64)
 
 
 def test_sgm_segments():

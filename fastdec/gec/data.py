@@ -208,22 +208,39 @@ def _valid_m2_from_pairs(src: Sequence[str], tgt: Sequence[str]) -> list[str]:
 
 
 def select_splits(full_dir: str | Path, out_dir: str | Path, *, subset: dict | None = None,
-                  max_words: int | None = None) -> dict:
+                  max_words: int | None = None, tokenisation: str = "word") -> dict:
     """``full/`` -> ``raw/``: first-N subsets, over-long/empty training pairs dropped, ``valid.m2`` ensured.
 
-    ``subset`` maps train/valid/test to N (None = all). Returns (and writes to ``raw/report.json``) the counts.
+    ``subset`` maps train/valid/test to N (None = all). ``tokenisation="char"``: every sentence and M2 block becomes
+    one token per character (Chinese GEC, :mod:`fastdec.gec.chars`) before anything is counted. A corpus with
+    references instead of M2 (``full/test.refs``: simplification, scored with SARI/BLEU) gets ``valid.refs`` (its
+    target) and ``test.refs`` instead of M2 files. Returns (and writes to ``raw/report.json``) the counts.
     """
+    from fastdec.gec.chars import m2_block_to_chars, to_chars
+
+    if tokenisation not in ("word", "char"):
+        raise ValueError(f"tokenisation must be 'word' or 'char', got {tokenisation!r}")
+    char = tokenisation == "char"
     full, out = Path(full_dir), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     subset = subset or {}
-    report: dict = {"subset": subset, "max_words": max_words}
+    report: dict = {"subset": subset, "max_words": max_words, "tokenisation": tokenisation}
+    refs = (full / "test.refs").exists()
+
+    def read(name):
+        lines = _read_lines(full / name)
+        return [to_chars(x) for x in lines] if char else lines
+
+    def blocks_of(name):
+        blocks = split_m2_blocks((full / name).read_text(encoding="utf-8"))
+        return [m2_block_to_chars(b, name=str(full / name)) for b in blocks] if char else blocks
 
     def limit(split, items):
         n = subset.get(split)
         return list(items[:n]) if n else list(items)
 
     # train: drop empty / over-long pairs (counted), then take the first N kept pairs
-    src, tgt = _read_lines(full / "train.src"), _read_lines(full / "train.tgt")
+    src, tgt = read("train.src"), read("train.tgt")
     if len(src) != len(tgt):
         raise GECDataError(f"{full}/train.src has {len(src)} lines but train.tgt has {len(tgt)}")
     kept, empty, long_, first_dropped = [], 0, 0, []
@@ -243,33 +260,39 @@ def select_splits(full_dir: str | Path, out_dir: str | Path, *, subset: dict | N
     report["train"] = {"input": len(src), "dropped_empty": empty, "dropped_long": long_,
                        "first_dropped_lines": first_dropped, "kept": len(kept)}
 
-    # valid: nothing dropped; valid.m2 from the file when the source has one, else from the pairs
-    vsrc, vtgt = _read_lines(full / "valid.src"), _read_lines(full / "valid.tgt")
+    # valid and test: nothing dropped
+    vsrc, vtgt = read("valid.src"), read("valid.tgt")
     if len(vsrc) != len(vtgt):
         raise GECDataError(f"{full}/valid.src has {len(vsrc)} lines but valid.tgt has {len(vtgt)}")
     vsrc, vtgt = limit("valid", vsrc), limit("valid", vtgt)
-    if (full / "valid.m2").exists():
-        vblocks = limit("valid", split_m2_blocks((full / "valid.m2").read_text(encoding="utf-8")))
-    else:
-        vblocks = _valid_m2_from_pairs(vsrc, vtgt)
     _write_lines(out / "valid.src", vsrc)
     _write_lines(out / "valid.tgt", vtgt)
-    _write_m2(out / "valid.m2", vblocks)
-    report["valid"] = {"sentences": len(vsrc), "m2_from": "file" if (full / "valid.m2").exists() else "pairs"}
-
-    # test
-    tsrc = limit("test", _read_lines(full / "test.src"))
-    tblocks = limit("test", split_m2_blocks((full / "test.m2").read_text(encoding="utf-8")))
+    tsrc = limit("test", read("test.src"))
     _write_lines(out / "test.src", tsrc)
-    _write_m2(out / "test.m2", tblocks)
     report["test"] = {"sentences": len(tsrc)}
-
-    for split, lines, blocks in (("valid", vsrc, vblocks), ("test", tsrc, tblocks)):
-        if len(lines) != len(blocks):
-            raise GECDataError(f"{split}: {len(lines)} source lines but {len(blocks)} M2 blocks")
-        for i, (line, block) in enumerate(zip(lines, blocks), start=1):
-            if " ".join(line.split()) != _m2_source(block):
-                raise GECDataError(f"{split} sentence {i}: the source line differs from the M2 'S' line")
+    if refs:  # references instead of M2: the validation target is its one reference
+        trefs = limit("test", _read_lines(full / "test.refs"))
+        if len(trefs) != len(tsrc):
+            raise GECDataError(f"{full}/test.refs has {len(trefs)} lines but test.src has {len(tsrc)}")
+        _write_lines(out / "valid.refs", vtgt)
+        _write_lines(out / "test.refs", trefs)
+        report["valid"] = {"sentences": len(vsrc), "refs_from": "valid.tgt"}
+    else:
+        # valid.m2 from the file when the source has one, else from the pairs
+        if (full / "valid.m2").exists():
+            vblocks = limit("valid", blocks_of("valid.m2"))
+        else:
+            vblocks = _valid_m2_from_pairs(vsrc, vtgt)
+        _write_m2(out / "valid.m2", vblocks)
+        report["valid"] = {"sentences": len(vsrc), "m2_from": "file" if (full / "valid.m2").exists() else "pairs"}
+        tblocks = limit("test", blocks_of("test.m2"))
+        _write_m2(out / "test.m2", tblocks)
+        for split, lines, blocks in (("valid", vsrc, vblocks), ("test", tsrc, tblocks)):
+            if len(lines) != len(blocks):
+                raise GECDataError(f"{split}: {len(lines)} source lines but {len(blocks)} M2 blocks")
+            for i, (line, block) in enumerate(zip(lines, blocks), start=1):
+                if " ".join(line.split()) != _m2_source(block):
+                    raise GECDataError(f"{split} sentence {i}: the source line differs from the M2 'S' line")
     with open(out / "report.json", "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2)
         f.write("\n")

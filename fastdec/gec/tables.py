@@ -12,10 +12,10 @@ import pandas as pd
 from fastdec.bench.methods import Method
 from fastdec.bench.results import Run
 from fastdec.report.paper_cited import OURS, append_paper_only, ge_table3_rows
-from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE1_SYNTHETIC, IAD_TABLE12
+from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE1_SYNTHETIC, IAD_TABLE12, IAD_TABLE4
 from fastdec.report.tables import to_float
 
-__all__ = ["system", "table_methods", "table1", "not_lossless", "table12"]
+__all__ = ["system", "table_methods", "table1", "table4", "not_lossless", "table12"]
 
 
 def _r(v, scale: float = 1.0) -> Optional[float]:
@@ -72,6 +72,36 @@ def table1(run: Run, m2: Mapping[str, dict], *, split: str = "test", corpus: str
                   "paper_speedup": p["speedup"], "paper_P": p["p"], "paper_R": p["r"], "paper_F0.5": p["f05"],
                   "paper_identical_pct": p.get("identical_pct")} for p in IAD_TABLE1_SYNTHETIC.values()]
     return append_paper_only(pd.DataFrame(rows), synthetic)
+
+
+def table4(run: Run, scores: Mapping[str, dict], *, dataset: str, split: str = "test") -> pd.DataFrame:
+    """IAD paper, Table 4, the columns of one dataset (``nlpcc18``: F0.5; ``wikilarge``: SARI and BLEU) and the
+    speedup over beam 5; ``scores`` maps a method label to its M2 (``f0.5``, ...) or SARI (``sari``, ``bleu``) JSON."""
+    if dataset not in IAD_TABLE4:
+        raise ValueError(f"Table 4 has no {dataset!r} columns; it has {', '.join(IAD_TABLE4)}")
+    sari = dataset == "wikilarge"
+    rows = []
+    for m in table_methods(run):
+        r, s = run.row(m.label), scores.get(m.label, {})
+        name, key = system(m)
+        paper = IAD_TABLE4[dataset].get(key, {})
+        quality = ({"SARI": _r(s.get("sari")), "BLEU": _r(s.get("bleu"))} if sari else
+                   {"P": _r(s.get("precision"), 100), "R": _r(s.get("recall"), 100),
+                    "F0.5": _r(s.get("f0.5", s.get("f")), 100)})
+        paper_quality = ({"paper_SARI": paper.get("sari"), "paper_BLEU": paper.get("bleu")} if sari else
+                         {"paper_F0.5": paper.get("f05")})
+        rows.append({
+            "system": name, "method": m.label, "n_sentences": int(r["n_sentences"]),
+            **{c: _r(r[c]) for c in ("total_time_s", "ms_per_sentence", "speedup_vs_beam", "speedup_vs_greedy")},
+            **quality, "identical_to_greedy_pct": _r(r["identical_to_greedy_pct"]),
+            "tokens_per_iteration": _r(r["tokens_per_iteration"]),
+            "paper_system": paper.get("label"), **paper_quality, "paper_speedup": paper.get("speedup"),
+            "device": run.meta.get("device"), "threads": run.meta.get("threads"), "eval_set": f"{dataset} {split}",
+            **({"bleu_signature": s.get("signature")} if sari else {}),
+        })
+    if not rows:
+        raise ValueError(f"{run.path}: no batch-1 methods in the run")
+    return pd.DataFrame(rows)
 
 
 # our method label -> the paper's 12+2 BART-Init row it reproduces (config/gec_bart.yaml)

@@ -9,6 +9,11 @@ device with benchmark.threads, Table 12 one CPU run per benchmark.cpu_threads (a
 With benchmark.batch_sizes, the run ``gec/bench/batch-<device>-t<threads>-n<batch_sentences>`` decodes with fairseq
 beam search, fairseq greedy, the engine's greedy decoding and IAD at every batch size -> Figure 6 (latency per batch;
 its data as a table).
+
+Ge et al. Table 4's settings (``gec.data.source`` wikilarge or nlpcc18: config/wikilarge.yaml, config/nlpcc18.yaml)
+make the Table 1 run only and one table from it, ``gec_table4`` (the dataset's columns of the paper's Table 4): the
+English-GEC tables would put the paper's CoNLL numbers beside another corpus. Scores are ``m2.<label>.json`` or,
+with ``gec.metric: sari``, ``sari.<label>.json`` (rule gec_sari).
 """
 from __future__ import annotations
 
@@ -22,6 +27,16 @@ from fastdec.bench.methods import parse_methods
 from . import BenchRun, TableItem, backend_methods, ct2_methods
 
 Spec = Tuple[str, int, Optional[int]]  # device, threads, sentences (None: all)
+TABLE4_SOURCES = ("wikilarge", "nlpcc18")  # the datasets of the paper's Table 4
+
+
+def table4_setting(config: dict) -> bool:
+    return config["gec"]["data"]["source"] in TABLE4_SOURCES
+
+
+def score_file(config: dict, run_dir: str, label: str) -> str:
+    """Where the scoring rule writes one method's scores (gec_m2score: m2.<label>.json, gec_sari: sari.<label>.json)."""
+    return f"{run_dir}/{config['gec'].get('metric', 'm2')}.{label}.json"
 
 
 def methods(config: dict, R: str = "results") -> list:
@@ -48,7 +63,8 @@ def _runs(config: dict) -> Tuple[Spec, Dict[int, Spec]]:
     gb = config["gec"]["benchmark"]
     n, cpu_n = gb["sentences"], gb["cpu_sentences"]
     cpu_n = cpu_n if cpu_n and (n is None or cpu_n < n) else n
-    return (config["device"], gb["threads"], n), {t: ("cpu", t, cpu_n) for t in gb["cpu_threads"]}
+    cpu = {} if table4_setting(config) else {t: ("cpu", t, cpu_n) for t in gb["cpu_threads"]}  # Table 12's runs
+    return (config["device"], gb["threads"], n), cpu
 
 
 def batch_specs(config: dict) -> list:
@@ -93,7 +109,9 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     run1, cpu = _runs(config)
     run = f"{R}/{_run(run1)}"
     per_sentence = [f"{R}/gec/bench/set.src", f"{run}/sentences.jsonl"]
-    table1_inputs = [f"{run}/summary.csv"] + [f"{run}/m2.{label}.json" for label in labels(config)]
+    table1_inputs = [f"{run}/summary.csv"] + [score_file(config, run, label) for label in labels(config)]
+    if table4_setting(config):
+        return {"gec/tables/gec_table4.csv": TableItem("gec", "gec_table4", table1_inputs)}
     batch = _batch_run(config)
     figure6 = {} if batch is None else {
         "gec/figures/gec_figure6_batch.png": TableItem("gec", "gec_figure6_batch", [f"{R}/{batch}/summary.csv"]),
@@ -153,16 +171,21 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     elif name == "gec_table12":
         df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
                             beam=gb["beam"])
-    elif name in ("gec_table1", "gec_table3"):
+    elif name in ("gec_table1", "gec_table3", "gec_table4"):
         run = read_run(f"{R}/{_run(run1)}")
         scores = {}
         for label in labels(config):
-            path = f"{run.path}/m2.{label}.json"
+            path = score_file(config, run.path, label)
             if not os.path.isfile(path):
-                raise ValueError(f"{path}: no M2 score; snakemake writes it (rule gec_m2score)")
+                sari = config["gec"].get("metric") == "sari"
+                raise ValueError(f"{path}: no {'SARI' if sari else 'M2'} score; snakemake writes it (rule "
+                                 f"{'gec_sari' if sari else 'gec_m2score'})")
             with open(path, encoding="utf-8") as f:
                 scores[label] = json.load(f)
-        df = tables.table1(run, scores, split=gb["split"], corpus=source)
+        if name == "gec_table4":
+            df = tables.table4(run, scores, dataset=source, split=gb["split"])
+        else:
+            df = tables.table1(run, scores, split=gb["split"], corpus=source)
         if name == "gec_table3":
             df = tables.table3(df, bart_12_2=bool(config["gec"]["model"].get("init_from_bart")))
         bad = tables.not_lossless(run)

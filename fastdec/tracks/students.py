@@ -2,7 +2,7 @@
 (``students/models/<name>``, fastdec.workflow.students), one ``fastdec bench`` run per decodable student, and the
 paper's Tables 1-3 and Figure 2 (fastdec.students.tables) with the paper's numbers beside ours.
 
-Run ``students/bench/test/<name>`` (every method on the student's weights in one process, interleaved per sentence):
+Run ``students/bench/<split>/<name>`` (``decode.split``: test, or final = data.download.final_test; every method on the student's weights in one process, interleaved per sentence):
 ``fairseq:beam=1`` and ``greedy`` (the engine with the StudentVerifier) at batch 1 on ``decode.threads`` threads,
 ``fairseq:beam=B`` at batch 1 and ``fairseq:beam=B:batch=N`` (batched), and with the GAD track on and
 ``decode.gad_k`` set, ``gad:k=K`` with the GAD track's drafter and the student as its verifier (beyond the paper).
@@ -21,7 +21,7 @@ def section(config: dict) -> dict:
     from fastdec.workflow.students import check_config
 
     st = validated_section(config, "students")
-    check_config(st)
+    check_config(st, config)
     return st
 
 
@@ -52,19 +52,20 @@ def methods(config: dict, st: dict, R: str) -> List[str]:
     return out + ([gad] if gad else [])
 
 
-def run_dir(name: str) -> str:
-    return f"students/bench/test/{name}"
+def run_dir(name: str, split: str = "test") -> str:
+    return f"students/bench/{split}/{name}"
 
 
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     st = section(config)
     dec, data = st["decode"], config.get("data", {})
     src, tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
+    split = dec["split"]
     _, drafter = gad_method(config, st, R)
-    return {run_dir(name): BenchRun(
+    return {run_dir(name, split): BenchRun(
         "students", checkpoint=f"{R}/students/models/{name}/model.pt",
-        dictionary=f"{R}/data-bin/{st['data']}/dict.{src}.txt", src=f"{R}/data/bpe/test.{src}",
-        methods=methods(config, st, R), ref=f"{R}/data/raw/test.{tgt}", lang=tgt, drafters=[drafter] if drafter else [],
+        dictionary=f"{R}/data-bin/{st['data']}/dict.{src}.txt", src=f"{R}/data/bpe/{split}.{src}",
+        methods=methods(config, st, R), ref=f"{R}/data/raw/{split}.{tgt}", lang=tgt, drafters=[drafter] if drafter else [],
         limit=dec["sentences"], warmup=dec["warmup"], threads=dec["threads"],
         # no GPU asked for: the paper's CPU batch-1 setting, on the CPU even in a CUDA config
         device=config.get("device", "cpu") if dec["gpus"] else "cpu",
@@ -75,7 +76,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     st = section(config)
     runs = decoded_models(st)
-    inputs = [f"{R}/{run_dir(n)}/summary.csv" for n in runs] + [f"{R}/students/models/{n}/model.pt" for n in runs]
+    inputs = [f"{R}/{run_dir(n, st['decode']['split'])}/summary.csv" for n in runs] + [f"{R}/students/models/{n}/model.pt" for n in runs]
     items = {"students_table1.csv": inputs, "students_figure2.csv": inputs, "students_figure2.png": inputs,
              "students_table3.csv": inputs}
     if st.get("pruning"):
@@ -91,7 +92,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
 
     st = section(config)
     dec = st["decode"]
-    runs = {n: {**m, "summary": f"{R}/{run_dir(n)}/summary.csv", "checkpoint": f"{R}/students/models/{n}/model.pt"}
+    runs = {n: {**m, "summary": f"{R}/{run_dir(n, dec['split'])}/summary.csv", "checkpoint": f"{R}/students/models/{n}/model.pt"}
             for n, m in decoded_models(st).items()}
     if name == "students_gad_verifier":
         from fastdec.bench.methods import parse_method

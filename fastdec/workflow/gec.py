@@ -1,6 +1,6 @@
-"""What the GEC track's data rules (workflow/rules/gec.smk) build: the corpus files, the BEA-2019 sources and their
-arguments, the benchmark run names and the model's description. Config checks of the ``gec:`` section that its
-schema cannot express are in :func:`check_bea19`.
+"""What the GEC track's data rules (workflow/rules/gec.smk) build: the corpus files, the downloaded sources (BEA-2019,
+and Ge et al. Table 4's Wikilarge and NLPCC-18) and their arguments, the benchmark set and its gold files. Config
+checks of the ``gec:`` section that its schema cannot express are in :func:`check_gec`.
 """
 from __future__ import annotations
 
@@ -10,9 +10,34 @@ import shlex
 import sys
 from typing import List, Tuple
 
-# The prepared corpus (data/full) and the selected one (data/raw) of every source.
-FULL = ["train.src", "train.tgt", "valid.src", "valid.tgt", "test.src", "test.m2", "stats.json"]
-RAW = ["train.src", "train.tgt", "valid.src", "valid.tgt", "valid.m2", "test.src", "test.m2", "report.json"]
+# The prepared corpus (data/full) and the selected one (data/raw) of every source: the gold is an M2 file (GEC) or
+# tab-separated references (``.refs``, simplification scored with SARI), per ``gec.metric``.
+FULL = ["train.src", "train.tgt", "valid.src", "valid.tgt", "test.src", "test.{gold}", "stats.json"]
+RAW = ["train.src", "train.tgt", "valid.src", "valid.tgt", "valid.{gold}", "test.src", "test.{gold}", "report.json"]
+GOLD = {"m2": "m2", "sari": "refs"}
+# sources whose data the fetch rule downloads (gec.data.<source>.archives), prepared by scripts/gec_data.py <source>
+DOWNLOADED = ("bea19", "wikilarge", "nlpcc18")
+# the metric each source's gold supports
+METRIC = {"uagec": "m2", "bea19": "m2", "nlpcc18": "m2", "wikilarge": "sari"}
+
+
+def check_gec(gec: dict) -> None:
+    """The ``gec:`` section beyond its schema: the metric fits the source's gold, the source's section is there and
+    names only its own archives."""
+    data, source = gec["data"], gec["data"]["source"]
+    if gec["metric"] != METRIC[source]:
+        raise ValueError(f"config gec.metric: {gec['metric']!r} cannot score gec.data.source {source!r} (its gold "
+                         f"supports {METRIC[source]!r}); set gec.metric: {METRIC[source]}")
+    if source in ("wikilarge", "nlpcc18"):
+        spec = data.get(source)
+        if not spec:
+            raise ValueError(f"config gec.data.source is {source} but gec.data.{source} is missing (see "
+                             f"config/{source}.yaml)")
+        for split in ("train", "valid", "test"):
+            if split in spec and spec[split]["archive"] not in spec["archives"]:
+                raise ValueError(f"config gec.data.{source}.{split}.archive: {spec[split]['archive']!r} is not a "
+                                 f"name under gec.data.{source}.archives")
+    check_bea19(data)
 
 
 def bea19_sources(bea: dict) -> List[Tuple[str, dict]]:
@@ -36,7 +61,7 @@ def check_bea19(data: dict) -> None:
             raise ValueError(f"config {key}.local: {spec['local']!r} is not a name under gec.data.bea19.local")
         if "local" in spec and not (bea["local"][spec["local"]] and os.path.isfile(bea["local"][spec["local"]])):
             print(f"gec: config key gec.data.bea19.local.{spec['local']}: file not found: "
-                  f"{bea['local'][spec['local']]!r}; the job gec_prepare_bea19 will stop there", file=sys.stderr)
+                  f"{bea['local'][spec['local']]!r}; the job gec_prepare_download will stop there", file=sys.stderr)
 
 
 class GecPlan:
@@ -46,13 +71,23 @@ class GecPlan:
     def __init__(self, gec: dict, results: str, device: str):
         self.c = gec
         self.G = f"{results}/gec"
-        data, gb = gec["data"], gec["benchmark"]
+        data = gec["data"]
         self.source = data["source"]
+        self.gold = GOLD[gec["metric"]]
         self.bea = data.get("bea19") if self.source == "bea19" else None
-        self.archives = sorted({s["archive"] for _, s in bea19_sources(self.bea) if "archive" in s}) if self.bea else []
+        # the downloaded source's section (archives, members), None for UA-GEC
+        self.dl = data.get(self.source) if self.source in DOWNLOADED else None
+        if self.bea:
+            self.archives = sorted({s["archive"] for _, s in bea19_sources(self.bea) if "archive" in s})
+        elif self.dl:
+            self.archives = sorted({self.dl[split]["archive"] for split in ("train", "valid", "test")
+                                    if split in self.dl})
+        else:
+            self.archives = []
         self.downloads = [f"results/gec_downloads/{a}" for a in self.archives]  # the fetch rule's outputs
-        self.full = [f"{self.G}/data/full/{f}" for f in FULL + (["valid.m2"] if self.bea else [])]
-        self.raw = [f"{self.G}/data/raw/{f}" for f in RAW]
+        full = [f.format(gold=self.gold) for f in FULL] + (["valid.m2"] if self.bea else [])
+        self.full = [f"{self.G}/data/full/{f}" for f in full]
+        self.raw = [f"{self.G}/data/raw/{f.format(gold=self.gold)}" for f in RAW]
 
     # ------------------------------------------------------------------ arguments of the data rules
     def subset_arg(self) -> str:
@@ -77,12 +112,34 @@ class GecPlan:
     def max_words_arg(self) -> str:
         return f"--max-words {self.c['data']['max_words']}" if self.c["data"]["max_words"] else ""
 
-    def bea19_sources_arg(self) -> str:
-        return shlex.quote(json.dumps({"train": self.bea["train"], "valid": self.bea["valid"],
-                                       "test": self.bea["test"]}))
+    def tokenisation_arg(self) -> str:
+        return f"--tokenisation {self.c['data']['tokenisation']}"
 
-    def bea19_archive_args(self, wildcards, input) -> str:
+    def prepare_spec_arg(self) -> str:
+        """The downloaded source's members for scripts/gec_data.py (BEA-2019: --sources; the others: --spec)."""
+        if self.bea:
+            return "--sources " + shlex.quote(json.dumps({"train": self.bea["train"], "valid": self.bea["valid"],
+                                                           "test": self.bea["test"]}))
+        return "--spec " + shlex.quote(json.dumps(self.dl))
+
+    def archive_args(self, wildcards, input) -> str:
         return " ".join(f"--archive {a}={shlex.quote(p)}" for a, p in zip(self.archives, input.archives))
 
-    def bea19_local_args(self) -> str:
+    def local_args(self) -> str:
+        if not self.bea:
+            return ""
         return " ".join(f"--local {shlex.quote(f'{k}={v or str()}')}" for k, v in self.bea["local"].items())
+
+    # ------------------------------------------------------------------ the benchmark set (rule gec_bench_set)
+    def bench_set_inputs(self, split: str) -> dict:
+        raw = f"{self.G}/data/raw"
+        return {"bpe": f"{self.G}/data/bpe/{split}.src", "src": f"{raw}/{split}.src",
+                "gold": f"{raw}/{split}.{self.gold}"}
+
+    def bench_set_outputs(self) -> dict:
+        b = f"{self.G}/bench"
+        return {"bpe": f"{b}/set.bpe", "src": f"{b}/set.src", "gold": f"{b}/set.{self.gold}"}
+
+    def bench_gold_flag(self) -> str:
+        """M2 blocks are cut by block (--m2), references by line (--pair)."""
+        return "--m2" if self.gold == "m2" else "--pair"

@@ -12,7 +12,7 @@ from typing import Dict, List
 from fastdec.workflow import blockwise as bwf
 from fastdec.workflow.bart import BartPlan
 from fastdec.workflow.gad import GadPlan
-from fastdec.workflow.gec import GecPlan, check_bea19
+from fastdec.workflow.gec import GecPlan, check_gec
 from fastdec.workflow.models import Models, alternatives
 from fastdec.tracks.mt import at_systems
 
@@ -46,13 +46,13 @@ def check_config(config: dict, repo: str) -> None:
     if mt_chain(tracks):
         check_init_from(config["train"])
     if tracks["gec_iad"]:
-        check_bea19(config["gec"]["data"])
+        check_gec(config["gec"])
     if tracks["blockwise"]:
         bwf.check_config(config["blockwise"], config["device"])
     if tracks.get("students"):
         from fastdec.workflow.students import check_config as check_students
 
-        check_students(config["students"])
+        check_students(config["students"], config)
 
 
 _SIZE_FLAGS = ("layers", "embed-dim", "ffn-embed-dim", "attention-heads", "normalize-before", "share-all-embeddings",
@@ -172,8 +172,8 @@ class Plan:
         self.downloads: Dict[str, dict] = {}
         if self.mt_chain and data.get("source") == "download":
             self.downloads["downloads"] = data["download"]["archives"]
-        if self.gec and self.gec.bea:
-            self.downloads["gec_downloads"] = {a: self.gec.bea["archives"][a] for a in self.gec.archives}
+        if self.gec and self.gec.dl:  # bea19, wikilarge, nlpcc18
+            self.downloads["gec_downloads"] = {a: self.gec.dl["archives"][a] for a in self.gec.archives}
         if self.bart.used:
             self.downloads["bart_downloads"] = self.bart.downloads()
 
@@ -208,6 +208,10 @@ class Plan:
     # ------------------------------------------------------------------ MT data: prepare
     def _download_pairs(self, split):
         dl = self.config["data"]["download"]
+        if split == "final":
+            if "final_test" not in dl:
+                raise ValueError("the split 'final' needs data.download.final_test (archive, src, tgt) in the config")
+            return [dl["final_test"]]
         return dl["train"] if split == "train" else [dl[split]]
 
     def prepare_inputs(self, wildcards) -> dict:

@@ -3,7 +3,9 @@
 
 Models, under ``results/<exp>/students/models/<name>/``:
 
-* ``<name>``              every entry of ``students.models``, trained from scratch on the Seq-KD data;
+* ``<name>``              every entry of ``students.models``, trained on the Seq-KD data from scratch
+                          (``init_from: none``, the paper) or from ``students/init/<name>.pt``, the verifier's shared
+                          weights (``init_from: verifier``, fastdec.students.warm_start);
 * ``<base>_l0_<lam>``     the pruning base fine-tuned with head gates and lambda * L_c (criterion
                           l0_head_cross_entropy);
 * ``<base>_pruned_<lam>`` the L0 model pruned and fine-tuned (``--finetune-from-model`` and ``--heads-from``).
@@ -15,6 +17,7 @@ model as it is, or the L0 model pruned; both without optimizer state and with a 
 """
 from __future__ import annotations
 
+import json
 from typing import Dict, List, Tuple
 
 TRAIN_KEYS = ("max_update", "max_tokens", "update_freq", "lr", "warmup_updates", "dropout", "label_smoothing",
@@ -29,8 +32,28 @@ def lambda_tag(lam: float) -> str:
     return text.replace(".", "p")
 
 
-def check_config(st: dict) -> None:
-    """Cross-key checks the schema cannot express (clear ValueError naming the key)."""
+# flags whose values a warm-started student must share with the verifier (fastdec.students.warm_start checks the built
+# models again)
+_SHARED_WITH_VERIFIER = ("encoder-embed-dim", "decoder-embed-dim", "encoder-normalize-before",
+                         "decoder-normalize-before", "share-all-embeddings")
+
+
+def check_config(st: dict, config: dict = None) -> None:
+    """Cross-key checks the schema cannot express (clear ValueError naming the key); ``config`` is the whole config
+    (the data and verifier sections some students settings depend on)."""
+    config = config or {}
+    download = (config.get("data") or {}).get("download") or {}
+    if (st.get("decode") or {}).get("split") == "final" and "final_test" not in download:
+        raise ValueError("config students.decode.split: final decodes data.download.final_test, which this config "
+                         "does not have (data.source: download with a final_test archive member; or split: test)")
+    verifier = (config.get("train") or {}).get("verifier")
+    if st.get("init_from") == "verifier" and verifier:
+        mine, theirs = st["train"].get("extra_args") or {}, verifier.get("extra_args") or {}
+        for flag in _SHARED_WITH_VERIFIER:
+            a, b = mine.get(flag, False), theirs.get(flag, False)
+            if a != b:
+                raise ValueError(f"config students.init_from: verifier needs students.train.extra_args.{flag} equal "
+                                 f"to train.verifier.extra_args.{flag} ({a!r} != {b!r})")
     models = st["models"]
     if st["baseline"] not in models:
         raise ValueError(f"config students.baseline {st['baseline']!r} is not a key of students.models "
@@ -87,6 +110,17 @@ def _spec(st: dict, name: str, phase: dict = None, extra: dict = None) -> dict:
     return spec
 
 
+def student_spec(st: dict, name: str) -> str:
+    """The training spec (JSON) of a ``students.models`` entry without its start checkpoint: what
+    fastdec.students.warm_start builds the untrained student from."""
+    return json.dumps(_spec(st, name))
+
+
+def warm_started(st: dict) -> List[str]:
+    """The students.models that start from the verifier's weights (``init_from: verifier``)."""
+    return list(st["models"]) if st.get("init_from", "none") == "verifier" else []
+
+
 def init_source(st: dict, name: str, R: str) -> Tuple[str, bool]:
     """(checkpoint, prune it) that ``students/init/<name>.pt`` is written from (an L0 or fine-tuning phase)."""
     M = f"{R}/students/models"
@@ -113,4 +147,7 @@ def model_setup(st: dict, name: str, R: str, plugin: str) -> Tuple[dict, Dict[st
             return _spec(st, name, pr["finetune"], extra), {"init": init}, f"--user-dir {plugin}"
     if name not in st["models"]:
         raise ValueError(f"no student {name!r}: students.models has {', '.join(st['models'])}")
+    if name in warm_started(st):
+        init = f"{R}/students/init/{name}.pt"
+        return _spec(st, name, extra={"finetune-from-model": init}), {"init": init}, f"--user-dir {plugin}"
     return _spec(st, name), {}, f"--user-dir {plugin}"

@@ -92,6 +92,6 @@ def test_bea19_dry_runs_offline_and_warns_about_missing_licensed_files():
     r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(REPO), "-n", "--cores", "1",
                         "--configfile", "config/gec_bea19.yaml"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.count("rule fetch:") == 4 and "rule gec_prepare_bea19:" in r.stdout
+    assert r.stdout.count("rule fetch:") == 4 and "rule gec_prepare_download:" in r.stdout
     if not Path("/data/bea19/lang8.train.auto.bea19.m2").exists():
         assert "gec.data.bea19.local.lang8" in r.stderr

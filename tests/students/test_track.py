@@ -37,6 +37,8 @@ def test_students_train_through_the_one_training_rule_on_seq_kd_data():
     assert spec["arch"] == "efficient_student_tiny" and "--user-dir" in base.flags
     assert spec["extra_args"]["decoder-self-attn"] == "ssru" and spec["extra_args"]["decoder-no-ffn"] is True
     assert spec["extra_args"]["encoder-layers"] == 2 and spec["extra_args"]["decoder-layers"] == 1
+    # smoke.yaml: init_from: verifier -- the student starts from its warm-start checkpoint
+    assert base.inputs["init"] == spec["extra_args"]["finetune-from-model"] == f"{R}/students/init/ssru_noffn_2_1.pt"
     l0 = m.get(W(track="students/", name="ssru_noffn_2_1_l0_0p05"))
     extra = json.loads(l0.spec)["extra_args"]
     assert extra["head-gates"] and extra["l0-lambda"] == 0.05 and "l0_head_cross_entropy" in l0.flags
@@ -84,6 +86,11 @@ def _set(path, value):
     (("students", "baseline"), "ssru_noffn_2_1", "must name a standard-attention student"),
     (("students", "models", "transformer_1_1", "ffn"), False, "ffn: false needs self_attn ssru or aan"),
     (("students", "pruning", "base"), "x", "students.pruning.base 'x' is not a key"),
+    (("students", "decode", "split"), "final", "students.decode.split: final decodes data.download.final_test"),
+    (("students", "init_from"), "teacher", "'teacher' is not one of ['none', 'verifier']"),
+    (("students", "train", "extra_args", "encoder-embed-dim"), 32,
+     "students.init_from: verifier needs students.train.extra_args.encoder-embed-dim equal to "
+     "train.verifier.extra_args.encoder-embed-dim (32 != 64)"),
 ])
 def test_bad_config_is_a_clear_error_before_any_job(path, value, message):
     with pytest.raises(Exception, match=re.escape(message)):

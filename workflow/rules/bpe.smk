@@ -34,7 +34,7 @@ rule apply_bpe:
     output:
         f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
     wildcard_constraints:
-        split="train|valid|test",
+        split="train|valid|test|final",
         **P.bpe_constraints(),
     log:
         log("{ds}apply_bpe_{split}.{lang}"),

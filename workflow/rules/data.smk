@@ -16,7 +16,7 @@ rule prepare_split:
         max_words=DATA["max_words"],
         max_ratio=DATA["max_ratio"],
     wildcard_constraints:
-        split="train|valid|test",
+        split="train|valid|test|final",
     log:
         log("prepare_{split}"),
     benchmark:
@@ -37,7 +37,7 @@ rule tokenize:
     output:
         f"{R}/data/tok/{{split}}.{{lang}}",
     wildcard_constraints:
-        split="train|valid|test",
+        split="train|valid|test|final",
     log:
         log("tokenize_{split}.{lang}"),
     benchmark:

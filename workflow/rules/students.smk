@@ -4,10 +4,37 @@
 # phase -- the base student for its L0 phase, the L0 student pruned (heads with gate 0 removed from the weights)
 # for its fine-tuning -- without optimizer state and with a fresh training clock (fastdec.students.prune).
 from fastdec.workflow.models import alternatives
-from fastdec.workflow.students import init_source, pruned_names
+from fastdec.workflow.students import init_source, pruned_names, student_spec, warm_started
 
 STUDENTS = config["students"]
 STUDENTS_PHASES = [n for l0, ft, _ in pruned_names(STUDENTS) for n in (l0, ft)]
+
+
+rule students_warm_start:
+    # students.init_from: verifier -- the student with every tensor it shares with the verifier (name and shape)
+    input:
+        verifier=f"{R}/models/verifier/model.pt",
+        dictionary=f"{R}/data-bin/{STUDENTS['data']}/dict.{SRC}.txt",
+    output:
+        init=f"{R}/students/init/{{name}}.pt",
+        report=f"{R}/students/init/{{name}}.copied.json",
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        spec=lambda wc: student_spec(STUDENTS, wc.name),
+        plugin=P.plugin,
+    wildcard_constraints:
+        name=alternatives(warm_started(STUDENTS)),
+    log:
+        log("students/warm_start_{name}"),
+    benchmark:
+        bench("students/warm_start_{name}")
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    shell:
+        "$PY -m fastdec.students.warm_start --verifier {input.verifier} --data-bin {params.data_bin} "
+        "--spec '{params.spec}' --user-dir {params.plugin} --out {output.init} --report {output.report} > {log} 2>&1"
 
 
 rule students_init:
