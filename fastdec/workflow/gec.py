@@ -37,6 +37,9 @@ def check_gec(gec: dict) -> None:
             if split in spec and spec[split]["archive"] not in spec["archives"]:
                 raise ValueError(f"config gec.data.{source}.{split}.archive: {spec[split]['archive']!r} is not a "
                                  f"name under gec.data.{source}.archives")
+    if gec["bpe"].get("kind") == "gpt2" and (gec["metric"] != "m2" or data.get("tokenisation", "word") != "word"):
+        raise ValueError("config gec.bpe.kind: gpt2 (a BART-initialised model) is wired to word-level M2 scoring only; "
+                         "use gec.metric: m2 with word tokenisation, or bpe.kind: subword_nmt")
     check_bea19(data)
 
 

@@ -42,6 +42,15 @@ def test_bad_decoder_layer_list_is_a_schema_error(tmp_path):
     assert r.returncode != 0 and "decoder_layers" in r.stdout + r.stderr
 
 
+def test_gpt2_bpe_with_character_tokenisation_is_a_config_error(tmp_path):
+    cfg = yaml.safe_load((REPO / "config/gec_bart.yaml").read_text())
+    cfg["gec"]["data"]["tokenisation"] = "char"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = snakemake(tmp_path, "-n", "--configfile", str(path), timeout=300)
+    assert r.returncode != 0 and "gec.bpe.kind: gpt2" in r.stdout + r.stderr and "word-level M2" in r.stdout + r.stderr
+
+
 def test_m2score_decodes_gpt2_hypotheses(tmp_path):
     files = gpt2_files(tmp_path / "gpt2")
     enc = load_encoder(str(files["encoder.json"]), str(files["vocab.bpe"]))
