@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer semantics).
 
-Usage: m2score.py HYP M2 [--remove-bpe] [--beta 0.5] [--max-unchanged-words 2] [--ignore-whitespace-casing]
+Usage: m2score.py HYP M2 [--remove-bpe | --gpt2-bpe ENCODER_JSON VOCAB_BPE] [--beta 0.5] [--max-unchanged-words 2] [--ignore-whitespace-casing]
                   [--max-transitive-arcs N] [--json OUT] [--per-sentence]
 
 Prints the official scorer's three lines (Precision / Recall / F_beta, 4 decimals); --json also
@@ -19,6 +19,8 @@ def main():
     ap.add_argument("hyp", help="system output, one tokenised sentence per line")
     ap.add_argument("m2", help="gold M2 file")
     ap.add_argument("--remove-bpe", action="store_true", help="HYP is BPE'd (subword-nmt @@): join the words first")
+    ap.add_argument("--gpt2-bpe", nargs=2, metavar=("ENCODER_JSON", "VOCAB_BPE"),
+                    help="HYP is GPT-2 BPE ids (a BART-initialised model): decode them with these files first")
     ap.add_argument("--beta", type=float, default=0.5)
     ap.add_argument("--max-unchanged-words", type=int, default=2)
     ap.add_argument("--ignore-whitespace-casing", action="store_true",
@@ -32,7 +34,12 @@ def main():
     from fastdec.eval.m2 import read_hypotheses, read_m2, score
     from fastdec.text import read_lines, remove_bpe
 
-    hyps = [remove_bpe(h) for h in read_lines(a.hyp)] if a.remove_bpe else read_hypotheses(a.hyp)
+    if a.gpt2_bpe:
+        from fastdec.data.gpt2_bpe import decode_lines
+
+        hyps = decode_lines(*a.gpt2_bpe, read_lines(a.hyp))
+    else:
+        hyps = [remove_bpe(h) for h in read_lines(a.hyp)] if a.remove_bpe else read_hypotheses(a.hyp)
     res = score(hyps, read_m2(a.m2), beta=a.beta, max_unchanged_words=a.max_unchanged_words,
                 ignore_whitespace_casing=a.ignore_whitespace_casing, max_transitive_arcs=a.max_transitive_arcs,
                 names=(f"hypothesis file {a.hyp}", f"M2 file {a.m2}"))
@@ -44,7 +51,8 @@ def main():
     print(f"F_{a.beta:.1f}       : {res.f:.4f}")
     if a.json:
         d = res.as_dict(per_sentence=a.per_sentence)
-        d.update(hyp=a.hyp, m2=a.m2, remove_bpe=a.remove_bpe, max_unchanged_words=a.max_unchanged_words,
+        d.update(hyp=a.hyp, m2=a.m2, remove_bpe=a.remove_bpe, gpt2_bpe=bool(a.gpt2_bpe),
+                 max_unchanged_words=a.max_unchanged_words,
                  ignore_whitespace_casing=a.ignore_whitespace_casing,
                  max_transitive_arcs=a.max_transitive_arcs)
         with open(a.json, "w", encoding="utf-8") as f:

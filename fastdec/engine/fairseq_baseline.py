@@ -71,6 +71,10 @@ class FairseqGenerator:
     def _run(self, batch: List[torch.Tensor]):
         from fairseq.data import data_utils
 
+        # fairseq sets a BART model's beamable encoder attention only for beam > 1 and never resets it: beam 1 after
+        # beam 5 on the same model (one benchmark process) would fold its keys by 5. Each generator sets its own.
+        if hasattr(self.model, "set_beam_size"):
+            self.model.set_beam_size(self.beam)
         src = data_utils.collate_tokens(batch, self.pad, self.eos, left_pad=True).to(self.device)
         lengths = torch.tensor([b.numel() for b in batch], device=self.device)
         sample = {"net_input": {"src_tokens": src, "src_lengths": lengths}}

@@ -91,22 +91,28 @@ class SentenceRow:
     blocks: list | None = field(default=None, repr=False)
 
 
-def per_sentence(sources: Sequence[str], greedy: Sequence, iad: Sequence, iad_hyps: Sequence[str]) -> list[SentenceRow]:
+def per_sentence(sources: Sequence[str], greedy: Sequence, iad: Sequence, iad_hyps: Sequence[str], *,
+                 debpe=remove_bpe) -> list[SentenceRow]:
     """Join the run's records (:class:`fastdec.bench.results.Record`) of engine greedy and IAD with IAD's BPE'd
-    hypotheses (``sources`` = the benchmark sentences, tokenised words)."""
+    hypotheses (``sources`` = the benchmark sentences, tokenised words). ``debpe`` turns BPE tokens into words
+    (subword-nmt's ``@@`` by default; a GPT-2 decoder for BART's BPE ids, which also sets each block's ``text``)."""
     n = len(sources)
     for name, seq in (("greedy records", greedy), ("IAD records", iad), ("IAD hypotheses", iad_hyps)):
         if len(seq) != n:
             raise AnalysisError(f"{name}: {len(seq)} entries for {n} benchmark sentences")
     rows = []
     for i, (g, d, hyp) in enumerate(zip(greedy, iad, iad_hyps)):
-        toks, out = hyp.split(), remove_bpe(hyp)
+        toks, out = hyp.split(), debpe(hyp)
+        blocks = iad_blocks(toks, d.accepted, d.drafted, len(d.tokens))
+        if blocks and debpe is not remove_bpe:
+            for b in blocks:
+                b["text"] = debpe(" ".join(b["tokens"]))
         rows.append(SentenceRow(
             id=i, source=sources[i], output=out, src_words=len(sources[i].split()),
             edit_ratio=edit_ratio(sources[i], out), greedy_time=g.time, iad_time=d.time,
             speedup=g.time / d.time if d.time > 0 else math.nan, iterations=d.iterations,
             out_tokens=len(d.tokens), identical=d.tokens == g.tokens,
-            blocks=iad_blocks(toks, d.accepted, d.drafted, len(d.tokens))))
+            blocks=blocks))
     return rows
 
 

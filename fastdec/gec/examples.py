@@ -42,7 +42,7 @@ def render_blocks(blocks: Sequence[dict], max_blocks: int = 60) -> str:
             parts.append(f"… (+{len(blocks) - max_blocks} blocks)")
             break
         sub = str(k).translate(SUBSCRIPTS)
-        text = _join(b["tokens"])
+        text = b.get("text") or _join(b["tokens"])  # "text": decoded by the BPE's own decoder (GPT-2)
         parts.append(f"[{text}]{sub}" if b["parallel"] else f"⟨{text}⟩{sub}")
     return " ".join(parts)
 

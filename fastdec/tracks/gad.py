@@ -12,6 +12,11 @@
 Every drafting method names its drafter checkpoint (``:checkpoint=PATH``): ``gad/models/drafter_k<K>/model.pt`` of
 ``block_size`` K, or with ``retrain_block_sizes`` the one trained for that k. Table 8 (peak memory, a fresh process
 per method: scripts/gad_memory.py) and Table 11 (case study) have their own rules in workflow/rules/gad.smk.
+
+With ``gad.task: summarization`` (CNN-DM, config/cnndm.yaml) the track builds Ge et al. Table 10 instead: the
+``test`` run without BLEU (the data is GPT-2 BPE'd; ROUGE is computed from the hypotheses by the table), and two
+runs of one method each, beam search of the teacher (``gad/bench/teacher``) and of the w/o-Seq-KD baseline
+(``gad/bench/baseline``) -> ``gad/tables/ge_table10_cnndm.csv`` (fastdec.gad.cnndm), plus the hyperparameter table.
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_
           "gad_table3_beta_tau": "valid", "gad_figure4_speedup": "test", "gad_table7_modules": "test",
           "gad_table9_repetition": "test"}
 BATCH_TABLE = "gad_figure7_batch"  # with batch_sizes: a figure and its data table, both from the batch run
+CNNDM_TABLE = "ge_table10_cnndm"  # gad.task summarization: Ge et al. Table 10 (ROUGE)
+AR_ROWS = ("teacher", "baseline")  # summarization: the models of the MT chain decoded by beam search alone
 
 
 def _gadpp(k, setting: dict) -> str:
@@ -42,6 +49,7 @@ class Plan:
             raise ValueError(f"results directory {R!r}: ':' and ',' separate methods and their keys, and a quote "
                              "breaks the shell command; rename it")
         self.R, self.k = R, g["block_size"]
+        self.task = g.get("task", "translation")
         data = config.get("data", {})
         self.src, self.tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
         self.dictionary = f"{R}/data-bin/distill/dict.{self.src}.txt"
@@ -95,7 +103,10 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     p, dec = Plan(config, R), config["decode"]
     out = {}
     runs = [("test", "test", p.test), ("valid", "valid", p.valid)]
-    if p.batch_sizes:
+    summarization = p.task == "summarization"
+    if summarization:
+        runs = [("test", "test", p.test)]
+    elif p.batch_sizes:
         from fastdec.bench.batch_curves import at_batch_sizes
 
         runs.append(("batch", "test", at_batch_sizes(p.batch_curves, p.batch_sizes)))
@@ -103,18 +114,35 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         methods = p.methods(specs)
         out[f"gad/bench/{run}"] = BenchRun(
             "gad", f"{R}/models/verifier/model.pt", p.dictionary, f"{R}/data/bpe/{split}.{p.src}", methods,
-            ref=f"{R}/data/raw/{split}.{p.tgt}", lang=p.tgt, limit=p.g[f"{run}_sentences"],
+            ref=None if summarization else f"{R}/data/raw/{split}.{p.tgt}", lang=None if summarization else p.tgt,
+            limit=p.g[f"{run}_sentences"],
             drafters=sorted({m.drafter_args.get("checkpoint") or p.drafter(m.k)
                              for m in map(parse_method, methods) if m.drafter}),
             ct2_model=p.ct2_model if any(s.startswith("ct2") for s in methods) else None, langs=(p.src, p.tgt),
             warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"],
             max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"],
             gpus=p.g["gpus"])
+    if summarization:  # Table 10's teacher and w/o-Seq-KD baseline rows: their beam search alone
+        for name in AR_ROWS:
+            out[f"gad/bench/{name}"] = BenchRun(
+                "gad", f"{R}/models/{name}/model.pt", f"{R}/data-bin/raw/dict.{p.src}.txt",
+                f"{R}/data/bpe/test.{p.src}", [p.baseline], limit=p.g["test_sentences"], warmup=p.g["warmup"],
+                repeats=p.g["repeats"], threads=p.g["threads"], device=config["device"], max_len_a=dec["max_len_a"],
+                max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"], runtime=p.g["runtime"], gpus=p.g["gpus"])
     return out
 
 
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     out = {}
+    if section(config, "gad").get("task") == "summarization":
+        from fastdec.workflow.bart import BartPlan
+
+        runs = [f"{R}/gad/bench/{r}" for r in ("test", *AR_ROWS)]
+        tgt = config["data"]["tgt_lang"]
+        inputs = [f"{r}/{f}" for r in runs for f in ("summary.csv", "meta.json")] + [
+            f"{R}/data/raw/test.{tgt}", BartPlan.file("encoder.json"), BartPlan.file("vocab.bpe")]
+        return {f"gad/tables/{CNNDM_TABLE}.csv": TableItem("gad", CNNDM_TABLE, inputs),
+                "gad/tables/gad_table10_hyperparameters.csv": TableItem("gad", "gad_table10_hyperparameters", [])}
     for name, split in TABLES.items():
         run = f"{R}/gad/bench/{split}"
         figure = name.startswith("gad_figure")
@@ -168,7 +196,13 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
                          paper_title=f"paper: {ref} (Xia et al. Table 1 / Ge et al. Table 14; NAT systems cited)")
         print(json.dumps(points), flush=True)
         return
-    if name == "gad_table10_hyperparameters":
+    if name == CNNDM_TABLE:
+        from fastdec.gad.cnndm import table10
+
+        item = table_items(config, R)[f"gad/tables/{CNNDM_TABLE}.csv"]
+        ref, encoder, vocab = item.inputs[-3:]
+        df = table10(p.run("test"), {n: p.run(n) for n in AR_ROWS}, p, ref, encoder, vocab)
+    elif name == "gad_table10_hyperparameters":
         from fastdec.report.hyperparams import gad_table10
 
         df = gad_table10(config)
@@ -187,7 +221,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         raise ValueError(f"the gad track has no table {name!r}; it has {', '.join(TABLES)}, "
                          "gad_table10_hyperparameters")
     # Table 1 has every direction (journal version, Table 14), Table 10 is the recipe; the others are En-De only
-    if name not in ("gad_table1", "gad_table10_hyperparameters"):
+    if name not in ("gad_table1", "gad_table10_hyperparameters", CNNDM_TABLE):
         df = T.paper_en_de_only(df, g["paper_reference"], "Table " + name.split("_")[1][5:])
     df.to_csv(output, index=False)
     print(df.to_string(index=False), flush=True)

@@ -130,6 +130,17 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     }
 
 
+def debpe_kwargs(config: dict) -> dict:
+    """How hypotheses become words: subword-nmt's default, or BART's GPT-2 decoder (gec.bpe.kind gpt2)."""
+    if config["gec"]["bpe"].get("kind") != "gpt2":
+        return {}
+    from fastdec.data.gpt2_bpe import decode_line, load_encoder
+    from fastdec.workflow.bart import BartPlan
+
+    encoder = load_encoder(BartPlan.file("encoder.json"), BartPlan.file("vocab.bpe"))
+    return {"debpe": lambda line: decode_line(encoder, line)}
+
+
 def model_description(config: dict) -> str:
     m = config["gec"]["model"]
     x = m["extra_args"]
@@ -177,7 +188,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
             df = tables.table1(run, scores, split=gb["split"], corpus=source,
                                synthetic=bool(config["gec"].get("pretrain", {}).get("enabled")))
         if name == "gec_table3":
-            df = tables.table3(df)
+            df = tables.table3(df, bart_12_2=bool(config["gec"]["model"].get("init_from_bart")))
         bad = tables.not_lossless(run)
         if bad:
             msg = f"not token-identical to the engine's greedy output: {'; '.join(bad)} (see {run.path}/sentences.jsonl)"
@@ -192,7 +203,8 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
 
         run = read_run(f"{R}/{_run(run1)}")
         recs = run.records()
-        rows = per_sentence(read_lines(f"{R}/gec/bench/set.src"), recs["greedy"], recs["iad"], run.hyps("iad"))
+        rows = per_sentence(read_lines(f"{R}/gec/bench/set.src"), recs["greedy"], recs["iad"], run.hyps("iad"),
+                            **debpe_kwargs(config))
         if name == "gec_figure5":
             title = (f"{config['experiment']}: {source} {gb['split']}, {model_description(config)}, "
                      f"{config['device']}, {gb['threads']} thread(s)")

@@ -13,6 +13,8 @@ DRAFTER_ARCH = {
     "transformer_wmt_en_de": "nat_block_drafter",
     "transformer_wmt_en_de_big": "nat_block_drafter_big",
     "transformer_vaswani_wmt_en_de_big": "nat_block_drafter_big",
+    "bart_base": "nat_block_drafter_bart_base",  # BART's architecture flags come with the arch (CNN-DM track)
+    "bart_large": "nat_block_drafter_bart_large",
 }
 
 

@@ -39,6 +39,9 @@ def check_gec(gec: dict) -> None:
             if split in spec and spec[split]["archive"] not in spec["archives"]:
                 raise ValueError(f"config gec.data.{source}.{split}.archive: {spec[split]['archive']!r} is not a "
                                  f"name under gec.data.{source}.archives")
+    if gec["bpe"].get("kind") == "gpt2" and (gec["metric"] != "m2" or data.get("tokenisation", "word") != "word"):
+        raise ValueError("config gec.bpe.kind: gpt2 (a BART-initialised model) is wired to word-level M2 scoring only; "
+                         "use gec.metric: m2 with word tokenisation, or bpe.kind: subword_nmt")
     check_bea19(data)
     check_pretrain(gec)
 
@@ -173,6 +176,22 @@ class GecPlan:
     # ------------------------------------------------------------------ arguments of the data rules
     def subset_arg(self) -> str:
         return " ".join(f"--subset-{k} {v}" for k, v in self.c["data"]["subset"].items() if v)
+
+    def debpe_inputs(self) -> List[str]:
+        """The GPT-2 BPE files m2score reads (gpt2 kind), else none."""
+        if self.c["bpe"].get("kind") != "gpt2":
+            return []
+        from fastdec.workflow.bart import BartPlan
+
+        return [BartPlan.file("encoder.json"), BartPlan.file("vocab.bpe")]
+
+    def debpe_arg(self) -> str:
+        """scripts/m2score.py's way back from BPE to words: subword-nmt's @@, or BART's GPT-2 BPE files."""
+        if self.c["bpe"].get("kind") == "gpt2":
+            from fastdec.workflow.bart import BartPlan
+
+            return f"--gpt2-bpe {BartPlan.file('encoder.json')} {BartPlan.file('vocab.bpe')}"
+        return "--remove-bpe"
 
     def max_words_arg(self) -> str:
         return f"--max-words {self.c['data']['max_words']}" if self.c["data"]["max_words"] else ""

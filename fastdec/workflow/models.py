@@ -69,6 +69,15 @@ class Model:
     priority: int = 0            # the teacher and the GEC model head long chains
 
 
+def _bart_init(plan, track: str, name: str, spec: dict, inputs: dict) -> dict:
+    """A spec with ``init_from_bart`` starts from ``<model dir>/bart_init.pt`` (rule bart_init): fairseq
+    --finetune-from-model, added to ``inputs`` as "init"."""
+    if not spec.get("init_from_bart"):
+        return spec
+    inputs["init"] = plan.bart.init_path(track, name)
+    return {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+
+
 class Models:
     def __init__(self, plan):
         self.p = plan
@@ -100,6 +109,7 @@ class Models:
             else:
                 spec, data = p.config["train"][name], p.at_data[name]
             inputs = {"data": f"{data}/dict.{src}.txt"}
+            spec = _bart_init(p, "", name, spec, inputs)
             if spec.get("init_from"):  # continue the teacher (plan.check_init_from): fairseq --finetune-from-model
                 inputs["init"] = f"{R}/models/{spec['init_from']}/model.pt"
                 spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
@@ -137,10 +147,15 @@ class Models:
             return Model(json.dumps(pre["model"]), data, {"data": f"{data}/dict.src.txt"}, pre["model"], priority=40)
         spec, data = self.p.config["gec"]["model"], f"{g.G}/data-bin"
         inputs = {"data": f"{data}/dict.src.txt"}
+        if pre and spec.get("init_from_bart"):
+            raise ValueError("config gec.pretrain with gec.model.init_from_bart: the synthetic pretraining stage of a "
+                             "BART-initialised model is not built; turn one of them off")
         if pre:
             inputs["init"] = f"{g.G}/models/gec_pretrain/model.pt"
             spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
-        return Model(json.dumps(spec), data, inputs, spec, priority=40)
+        else:
+            spec = _bart_init(self.p, "gec/", name, spec, inputs)
+        return Model(json.dumps(spec), data, inputs, self.p.config["gec"]["model"], priority=40)
 
     def get(self, wildcards) -> Model:
         return self.model(wildcards.track, wildcards.name)

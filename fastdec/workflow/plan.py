@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from fastdec.workflow import blockwise as bwf
+from fastdec.workflow.bart import BartPlan
 from fastdec.workflow.gad import GadPlan
 from fastdec.workflow.gec import GecPlan, check_gec
 from fastdec.workflow.models import Models, alternatives, architecture
@@ -102,13 +103,18 @@ class Dataset:
     bin: str          # the {bin} wildcard: its data-bin folder under results/<experiment>/
     src: str
     tgt: str
-    bpe: dict         # merges, min_frequency
+    bpe: dict         # kind, merges, min_frequency, max_source_tokens
     splits: tuple     # binarised: train, valid, then fairseq's test, test1, ... (each a file pair in data/bpe)
     # another dataset's BPE codes ({ds}) and dictionary ({bin}) instead of its own: the GEC track's synthetic
     # pretraining pairs share the GEC model's vocabulary, so the GEC model can fine-tune from the pretrained one
     codes_from: str = ""
     dict_from: str = ""
     bin_runtime: int = 60  # minutes of its binarisation job
+
+    @property
+    def gpt2(self) -> bool:
+        """BART's GPT-2 BPE on the untokenised text (rule gpt2_bpe, binarised with its dict.txt)."""
+        return self.bpe.get("kind", "subword_nmt") == "gpt2"
 
 
 class Plan:
@@ -144,8 +150,9 @@ class Plan:
         self.students = config["students"] if on.get("students") else None
         self.models = Models(self)
         self.datasets: Dict[str, Dataset] = {}
-        if self.mt_chain:
-            self.datasets[""] = Dataset("", f"{R}/data/tok", "data-bin/raw", self.src, self.tgt, config["bpe"],
+        if self.mt_chain:  # GPT-2 BPE reads the untokenised text (data/raw), subword-nmt the Moses tokens
+            text = f"{R}/data/raw" if config["bpe"].get("kind") == "gpt2" else f"{R}/data/tok"
+            self.datasets[""] = Dataset("", text, "data-bin/raw", self.src, self.tgt, config["bpe"],
                                         ("train", "valid", "test", "latency"))
         if self.gec:
             self.datasets["gec/"] = Dataset("gec/", f"{self.gec.G}/data/raw", "gec/data-bin", "src", "tgt",
@@ -157,6 +164,12 @@ class Plan:
                                                      "gec/pretrain/data-bin", "src", "tgt", config["gec"]["bpe"],
                                                      ("train", "valid"), codes_from="gec/", dict_from="gec/data-bin",
                                                      bin_runtime=60 + 2 * n // 1_000_000)
+        inits = {}  # models starting from the pretrained BART (init_from_bart)
+        if self.mt_chain:
+            inits.update({("", n): s["init_from_bart"] for n, s in config["train"].items() if s.get("init_from_bart")})
+        if self.gec and config["gec"]["model"].get("init_from_bart"):
+            inits[("gec/", "gec")] = config["gec"]["model"]["init_from_bart"]
+        self.bart = BartPlan(config, R, inits, any(d.gpt2 for d in self.datasets.values()))
         # downloads: folder under results/ -> archive name -> {url, sha256}
         self.downloads: Dict[str, dict] = {}
         if self.mt_chain and data.get("source") == "download":
@@ -165,6 +178,8 @@ class Plan:
             self.downloads["gec_downloads"] = {
                 **{a: self.gec.dl["archives"][a] for a in self.gec.archives},
                 **{a: self.gec.pretrain["text"]["archives"][a] for a in self.gec.pretrain_archives}}
+        if self.bart.used:
+            self.downloads["bart_downloads"] = self.bart.downloads()
 
     # ------------------------------------------------------------------ logs, paths
     def log(self, name: str) -> str:
@@ -221,9 +236,16 @@ class Plan:
         return self.at_systems[wildcards.system]
 
     # ------------------------------------------------------------------ BPE: {R}/{ds}data/bpe, binarise: {R}/{bin}
-    def bpe_constraints(self) -> dict:
-        ds = self.datasets.values()
+    def bpe_constraints(self, gpt2: bool = False) -> dict:
+        """Wildcards of the subword-nmt datasets (learn_bpe, apply_bpe) or, ``gpt2``, of the GPT-2 ones (gpt2_bpe)."""
+        ds = [d for d in self.datasets.values() if d.gpt2 == gpt2]
         return {"ds": alternatives(d.key for d in ds), "lang": alternatives(x for d in ds for x in (d.src, d.tgt))}
+
+    def gpt2_truncate_arg(self, wildcards) -> str:
+        """--max-tokens of a source side (bpe.max_source_tokens: fairseq --truncate-source for BART's positions)."""
+        d = self.datasets[wildcards.ds]
+        n = d.bpe.get("max_source_tokens")
+        return f"--max-tokens {int(n)}" if n and wildcards.lang == d.src else ""
 
     def bin_constraints(self) -> dict:
         ds = self.datasets.values()
@@ -250,12 +272,16 @@ class Plan:
         return next(d for d in self.datasets.values() if d.bin == wildcards.bin)
 
     def binarize_inputs(self, wildcards) -> List[str]:
+        """The BPE'd splits (first: the folder fairseq reads)."""
         d = self._binned(wildcards)
         return [f"{self.R}/{d.key}data/bpe/{split}.{lang}" for split in d.splits for lang in (d.src, d.tgt)]
 
     def binarize_dict(self, wildcards) -> List[str]:
-        """The dictionary a dataset reuses (none: fairseq builds one from its training data)."""
+        """The dictionary a dataset is binarised with (none: fairseq builds one from its training data): BART's
+        dict.txt for GPT-2 data (its embedding rows), or another dataset's (``dict_from``)."""
         d = self._binned(wildcards)
+        if d.gpt2:
+            return [self.bart.file("dict.txt")]
         return [f"{self.R}/{d.dict_from}/dict.{d.src}.txt"] if d.dict_from else []
 
     def binarize_dict_arg(self, wildcards, input) -> str:

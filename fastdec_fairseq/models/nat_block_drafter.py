@@ -438,3 +438,22 @@ def nat_block_drafter_tiny(args):
     """Tiny drafter for tests: 2+2 layers, 64/128/2."""
     small_transformer_sizes(args, 64, 128, 2, 2)
     nat_block_drafter_base(args)
+
+
+@register_model_architecture("nat_block_drafter", "nat_block_drafter_bart_base")
+def nat_block_drafter_bart_base(args):
+    """BART-base's architecture (6+6, 768/3072/12; learned positions, layernorm_embedding, GELU, no embedding scaling,
+    shared embeddings): the drafter of a BART-base verifier (CNN-DM, Ge et al. Table 10), started from its weights."""
+    from fairseq.models.bart.model import bart_base_architecture
+
+    bart_base_architecture(args)
+    nat_block_drafter_base(args)
+
+
+@register_model_architecture("nat_block_drafter", "nat_block_drafter_bart_large")
+def nat_block_drafter_bart_large(args):
+    """BART-large's architecture (12+12, 1024/4096/16), as :func:`nat_block_drafter_bart_base`."""
+    from fairseq.models.bart.model import bart_large_architecture
+
+    bart_large_architecture(args)
+    nat_block_drafter_base(args)

@@ -1,7 +1,9 @@
 # Joint BPE over both training sides, applied to every split, then binarised with one joined dictionary: ONE rule
 # each for every dataset of the plan (fastdec/workflow/plan.py, Plan.datasets): the MT chain's ({ds} = "",
 # data-bin/raw), the GEC track's ({ds} = "gec/", gec/data-bin) and its synthetic pretraining pairs ({ds} =
-# "gec/pretrain/", gec/pretrain/data-bin: the GEC track's codes and dictionary, Dataset.codes_from/dict_from).
+# "gec/pretrain/", gec/pretrain/data-bin: the GEC track's codes and dictionary, Dataset.codes_from/dict_from). A
+# dataset with bpe.kind gpt2 (BART-initialised models) gets BART's GPT-2 BPE instead (rule gpt2_bpe) and BART's
+# dictionary.
 
 
 rule learn_bpe:
@@ -46,6 +48,32 @@ rule apply_bpe:
         runtime=60,
     shell:
         "$PY $SCRIPTS/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
+
+
+rule gpt2_bpe:
+    # BART's GPT-2 byte-level BPE on the untokenised text, as fairseq's BART recipe applies it (ids per line)
+    input:
+        text=P.bpe_text,
+        encoder=P.bart.file("encoder.json"),
+        vocab=P.bart.file("vocab.bpe"),
+    output:
+        f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
+    params:
+        truncate=P.gpt2_truncate_arg,
+    wildcard_constraints:
+        split="train|valid|test",
+        **P.bpe_constraints(gpt2=True),
+    log:
+        log("{ds}gpt2_bpe_{split}.{lang}"),
+    benchmark:
+        bench("{ds}gpt2_bpe_{split}.{lang}")
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    shell:
+        "$PY $SCRIPTS/gpt2_bpe.py --encoder-json {input.encoder} --vocab-bpe {input.vocab} --input {input.text} "
+        "--output {output} {params.truncate} > {log} 2>&1"
 
 
 rule binarize:

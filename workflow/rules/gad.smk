@@ -36,71 +36,73 @@ rule gad_init_drafter:
         "> {log} 2>&1"
 
 
-rule gad_table8_memory:
-    # Each method in a fresh process (a process' peak memory only grows), decoded by the common layer.
-    input:
-        verifier=f"{R}/models/verifier/model.pt",
-        drafter=GT.drafter(GT.k),
-        data=GT.dictionary,
-        src=f"{R}/data/bpe/test.{SRC}",
-    output:
-        table=report(f"{G}/tables/gad_table8_memory.csv", caption="../report/gad_table8_memory.rst", category="GAD"),
-        raw=f"{G}/tables/gad_table8_memory.json",
-    params:
-        methods=",".join(GT.methods(GT.memory)),
-        data=lambda wc, input: os.path.dirname(input.data),
-        n=GADC["memory_sentences"],
-        a=DEC["max_len_a"],
-        b=DEC["max_len_b"],
-        device=config["device"],
-        ref=GT.g["paper_reference"],
-    log:
-        log("gad_table8_memory"),
-    benchmark:
-        bench("gad_table8_memory")
-    threads: GADC["threads"]
-    resources:
-        mem_mb=GADC["mem_mb"],
-        runtime=GADC["runtime"],
-        gpu=GADC["gpus"],
-    shell:
-        "$PY $SCRIPTS/gad_memory.py --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
-        "--methods '{params.methods}' --limit {params.n} --max-len-a {params.a} --max-len-b {params.b} "
-        "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} --paper-reference {params.ref} > {log} 2>&1"
+# Tables 8 and 11 belong to the translation tables (gad.task translation); CNN-DM has Table 10 only.
+if GT.task == "translation":
+
+    rule gad_table8_memory:
+        # Each method in a fresh process (a process' peak memory only grows), decoded by the common layer.
+        input:
+            verifier=f"{R}/models/verifier/model.pt",
+            drafter=GT.drafter(GT.k),
+            data=GT.dictionary,
+            src=f"{R}/data/bpe/test.{SRC}",
+        output:
+            table=report(f"{G}/tables/gad_table8_memory.csv", caption="../report/gad_table8_memory.rst", category="GAD"),
+            raw=f"{G}/tables/gad_table8_memory.json",
+        params:
+            methods=",".join(GT.methods(GT.memory)),
+            data=lambda wc, input: os.path.dirname(input.data),
+            n=GADC["memory_sentences"],
+            a=DEC["max_len_a"],
+            b=DEC["max_len_b"],
+            device=config["device"],
+            ref=GT.g["paper_reference"],
+        log:
+            log("gad_table8_memory"),
+        benchmark:
+            bench("gad_table8_memory")
+        threads: GADC["threads"]
+        resources:
+            mem_mb=GADC["mem_mb"],
+            runtime=GADC["runtime"],
+            gpu=GADC["gpus"],
+        shell:
+            "$PY $SCRIPTS/gad_memory.py --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
+            "--methods '{params.methods}' --limit {params.n} --max-len-a {params.a} --max-len-b {params.b} "
+            "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} --paper-reference {params.ref} > {log} 2>&1"
 
 
-rule gad_table11_case_study:
-    input:
-        verifier=f"{R}/models/verifier/model.pt",
-        drafter=GT.drafter(GT.k),
-        data=GT.dictionary,
-        src=f"{R}/data/bpe/test.{SRC}",
-    output:
-        report(f"{G}/tables/gad_table11_case_study.csv", caption="../report/gad_table11_case_study.rst", category="GAD"),
-    params:
-        data=lambda wc, input: os.path.dirname(input.data),
-        k=GT.k,
-        n=GADC["case_study"]["n"],
-        pool=GADC["case_study"]["pool"],
-        beta=GADC["case_study"]["beta"],
-        tau=GADC["case_study"]["tau"],
-        ids=GT.case_ids_arg(),
-        a=DEC["max_len_a"],
-        b=DEC["max_len_b"],
-    log:
-        log("gad_table11_case_study"),
-    benchmark:
-        bench("gad_table11_case_study")
-    threads: 1
-    resources:
-        mem_mb=GADC["mem_mb"],
-        runtime=GADC["runtime"],
-    shell:
-        "$PY $SCRIPTS/gad_case_study.py --verifier {input.verifier} --drafter {input.drafter} --data-bin {params.data} "
-        "--input {input.src} --k {params.k} --n {params.n} --pool {params.pool} --beta {params.beta} "
-        "--tau {params.tau} {params.ids} --max-len-a {params.a} --max-len-b {params.b} --output {output} "
-        "> {log} 2>&1"
+    rule gad_table11_case_study:
+        input:
+            verifier=f"{R}/models/verifier/model.pt",
+            drafter=GT.drafter(GT.k),
+            data=GT.dictionary,
+            src=f"{R}/data/bpe/test.{SRC}",
+        output:
+            report(f"{G}/tables/gad_table11_case_study.csv", caption="../report/gad_table11_case_study.rst", category="GAD"),
+        params:
+            data=lambda wc, input: os.path.dirname(input.data),
+            k=GT.k,
+            n=GADC["case_study"]["n"],
+            pool=GADC["case_study"]["pool"],
+            beta=GADC["case_study"]["beta"],
+            tau=GADC["case_study"]["tau"],
+            ids=GT.case_ids_arg(),
+            a=DEC["max_len_a"],
+            b=DEC["max_len_b"],
+        log:
+            log("gad_table11_case_study"),
+        benchmark:
+            bench("gad_table11_case_study")
+        threads: 1
+        resources:
+            mem_mb=GADC["mem_mb"],
+            runtime=GADC["runtime"],
+        shell:
+            "$PY $SCRIPTS/gad_case_study.py --verifier {input.verifier} --drafter {input.drafter} --data-bin {params.data} "
+            "--input {input.src} --k {params.k} --n {params.n} --pool {params.pool} --beta {params.beta} "
+            "--tau {params.tau} {params.ids} --max-len-a {params.a} --max-len-b {params.b} --output {output} "
+            "> {log} 2>&1"
 
-
-# After the table rule's GAD items in the report (captions: workflow/report/<stem>.rst).
-REPORT_ITEMS.extend([f"{G}/tables/gad_table8_memory.csv", f"{G}/tables/gad_table11_case_study.csv"])
+    # After the table rule's GAD items in the report (captions: workflow/report/<stem>.rst).
+    REPORT_ITEMS.extend([f"{G}/tables/gad_table8_memory.csv", f"{G}/tables/gad_table11_case_study.csv"])

@@ -139,11 +139,13 @@ if GEC["metric"] == "m2":
         input:
             run=f"{G}/bench/{{run}}/summary.csv",
             m2=f"{G}/bench/set.m2",
+            gpt2=GECP.debpe_inputs(),  # BART's GPT-2 BPE files (gec.bpe.kind gpt2), else none
         output:
             json=f"{G}/bench/{{run}}/m2.{{label}}.json",
         params:
             hyp=lambda wc, input: os.path.join(os.path.dirname(input.run), "hyps", f"{wc.label}.txt"),
             arcs=lambda wc: f"--max-transitive-arcs {GB['max_transitive_arcs']}" if GB["max_transitive_arcs"] else "",
+            debpe=GECP.debpe_arg(),
         wildcard_constraints:
             run="[^/]+",
             label="|".join(re.escape(label) for label in GEC_LABELS),
@@ -156,7 +158,7 @@ if GEC["metric"] == "m2":
             mem_mb=4000,
             runtime=60,
         shell:
-            "$PY $SCRIPTS/m2score.py {params.hyp} {input.m2} --remove-bpe {params.arcs} --json {output.json} "
+            "$PY $SCRIPTS/m2score.py {params.hyp} {input.m2} {params.debpe} {params.arcs} --json {output.json} "
             "> {log} 2>&1"
 
 else:

@@ -36,3 +36,27 @@ rule train:
         "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
         "--model-out {output.model} --summary {output.summary} --device {params.device} --dtype {params.dtype} "
         "--threads {threads} {params.flags} >> {log} 2>&1"
+
+
+rule bart_init:
+    # the pretrained BART's weights (all, or the decoder layers init_from_bart names) for --finetune-from-model
+    input:
+        P.bart.init_archive,
+    output:
+        f"{R}/{{track}}models/{{name}}/bart_init.pt",
+    params:
+        member=P.bart.init_member,
+        layers=P.bart.init_layers_arg,
+    wildcard_constraints:
+        **P.bart.init_constraints(),
+    log:
+        log("{track}bart_init_{name}"),
+    benchmark:
+        bench("{track}bart_init_{name}")
+    threads: 1
+    resources:
+        mem_mb=12000,
+        runtime=30,
+    shell:
+        "$PY $SCRIPTS/bart_init.py --archive {input} --member {params.member} {params.layers} --output {output} "
+        "> {log} 2>&1"
