@@ -31,22 +31,24 @@ def run_workflow(work: Path, cfg: dict):
     return work / f"results/{cfg['experiment']}"
 
 
+def fixture_run(tmp_path_factory, name: str, archives):
+    """The paper config ``name`` run end to end against fixture archives (``archives(www, cfg)`` writes them and
+    returns what the test compares against)."""
+    www, work = tmp_path_factory.mktemp("www"), tmp_path_factory.mktemp(name)
+    cfg = paper_config(name)
+    expected = archives(www, cfg)
+    with http_server(www) as url:
+        return run_workflow(work, tiny(localised(cfg, url), f"{name}_fixture")), expected
+
+
 @pytest.fixture(scope="module")
 def wikilarge_run(tmp_path_factory):
-    www, work = tmp_path_factory.mktemp("www"), tmp_path_factory.mktemp("wikilarge")
-    cfg = paper_config("wikilarge")
-    test = wikilarge_archives(www, cfg)
-    with http_server(www) as url:
-        return run_workflow(work, tiny(localised(cfg, url), "wikilarge_fixture")), test
+    return fixture_run(tmp_path_factory, "wikilarge", wikilarge_archives)
 
 
 @pytest.fixture(scope="module")
 def nlpcc18_run(tmp_path_factory):
-    www, work = tmp_path_factory.mktemp("www"), tmp_path_factory.mktemp("nlpcc18")
-    cfg = paper_config("nlpcc18")
-    blocks = nlpcc18_archives(www, cfg)
-    with http_server(www) as url:
-        return run_workflow(work, tiny(localised(cfg, url), "nlpcc18_fixture")), blocks
+    return fixture_run(tmp_path_factory, "nlpcc18", nlpcc18_archives)
 
 
 def ours(results: Path) -> pd.DataFrame:
