@@ -172,6 +172,21 @@ def fresh_start(cmd: list[str], save: Path) -> list[str]:
     return cmd[:i] + [str(init)] + cmd[i + 1:]
 
 
+def write_start_checkpoint(cfg, model_state: dict, out: str, optimizer_history: list) -> None:
+    """Write ``out``: a checkpoint that ``--finetune-from-model`` starts a training phase from -- the weights, no
+    optimizer state, a fresh data-loader position, no training-time record. fairseq reads the last
+    ``optimizer_history`` entry whenever it loads a checkpoint, so it must hold one."""
+    import torch
+
+    start = {"args": None, "cfg": cfg, "model": model_state, "last_optimizer_state": None,
+             "optimizer_history": optimizer_history,
+             "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 0, "version": 2}}}
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = f"{out}.tmp"
+    torch.save(start, tmp)
+    os.replace(tmp, out)  # a killed job leaves no half-written checkpoint
+
+
 def _train_locked(cmd: list[str], save: Path, model_out: str, summary_out: str, threads: int) -> dict:
     _set_aside_stale_checkpoints(save, cmd)
     cmd = fresh_start(cmd, save)

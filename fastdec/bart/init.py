@@ -61,17 +61,15 @@ def select_layers(model: Dict[str, torch.Tensor], side: str, keep: Optional[Sequ
 
 def build_bart_init(archive: str, member: str, output: str, *, decoder_layers: Optional[List[int]] = None) -> dict:
     """Write ``output`` (see the module docstring); returns a small report."""
+    from fastdec.train import write_start_checkpoint
+
     state = read_bart_state(archive, member)
     model = state["model"]
     before = {side: num_layers(model, side) for side in ("encoder", "decoder")}
     model = select_layers(model, "decoder", decoder_layers)
-    out = {"args": None, "cfg": None, "model": model, "last_optimizer_state": None,
-           "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "FairseqAdam",
-                                  "lr_scheduler_state": {}, "num_updates": 0}],
-           "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 0, "version": 2}}}
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    torch.save(out, output + ".part")
-    os.replace(output + ".part", output)
+    write_start_checkpoint(None, model, output, [{"criterion_name": "CrossEntropyCriterion",
+                                                  "optimizer_name": "FairseqAdam", "lr_scheduler_state": {},
+                                                  "num_updates": 0}])
     return {"archive": archive, "member": member, "output": output, "bart_layers": before,
             "decoder_layers_kept": decoder_layers if decoder_layers is not None else list(range(before["decoder"])),
             "embedding_rows": int(model["encoder.embed_tokens.weight"].shape[0])}

@@ -10,6 +10,7 @@ paper-scale config is expected to match every value the paper gives; where it ca
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import math
 import shlex
@@ -89,8 +90,12 @@ def effective_args(config: dict, track: str, name: str, repo: str = REPO) -> Eff
     from fairseq import options
 
     from fastdec.train import fairseq_train_command
-    from fastdec.workflow.plan import Plan
+    from fastdec.workflow.plan import Plan, check_config
 
+    # the track sections with their schema defaults, as the workflow sees them (a table command may get a config
+    # no Snakefile has checked)
+    config = copy.deepcopy(config)
+    check_config(config, repo)
     model = Plan(config, repo).models.model(track, name)
     flags = dict(zip(*[iter(shlex.split(model.flags))] * 2))
     spec = json.loads(model.spec)

@@ -81,6 +81,7 @@ def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = Tru
     from fairseq import checkpoint_utils
 
     from fastdec.engine.load import load_model
+    from fastdec.train import write_start_checkpoint
 
     loaded = load_model(checkpoint, data_bin, dtype="float32")
     counts = prune_model(loaded.model, min_heads_per_layer) if prune else head_counts(loaded.model)
@@ -91,21 +92,8 @@ def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = Tru
             setattr(cfg_model, name, ",".join(map(str, values)))
         cfg_model.head_gates = False
         cfg_model.heads_from = None
-    write_start_checkpoint(state["cfg"], loaded.model.state_dict(), state, out)
+    write_start_checkpoint(state["cfg"], loaded.model.state_dict(), out, state.get("optimizer_history", [])[-1:])
     return counts
-
-
-def write_start_checkpoint(cfg, model_state: dict, source: dict, out: str) -> None:
-    """Write ``out``: a checkpoint fairseq's ``--finetune-from-model`` starts a training phase from -- the weights,
-    no optimizer state, a fresh data-loader position and no training-time record; ``source`` is the checkpoint whose
-    last optimizer-history entry it keeps (fairseq reads it whenever it loads a checkpoint)."""
-    start = {"cfg": cfg, "model": model_state, "last_optimizer_state": None,
-             "optimizer_history": source.get("optimizer_history", [])[-1:],
-             "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 0, "version": 2}}}
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = f"{out}.tmp"
-    torch.save(start, tmp)
-    os.replace(tmp, out)  # a killed job leaves no half-written checkpoint
 
 
 def main(argv=None) -> int:

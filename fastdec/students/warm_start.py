@@ -20,16 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from typing import Dict, List
 
 import torch
 
+from fastdec.workflow.students import SHARED_WITH_VERIFIER
+
 __all__ = ["build_student", "copy_shared", "warm_start"]
 
-# settings that change what a copied tensor computes: they must be equal in the verifier and the student
-_SAME = ("encoder_embed_dim", "decoder_embed_dim", "encoder_normalize_before", "decoder_normalize_before",
-         "share_all_embeddings", "activation_fn")
+# settings that change what a copied tensor computes: they must be equal in the verifier and the student (the config
+# check compares the flags; the built models' settings include the architectures' defaults)
+_SAME = tuple(flag.replace("-", "_") for flag in SHARED_WITH_VERIFIER) + ("activation_fn",)
 
 
 def build_student(spec: dict, data_bin: str, user_dir: str):
@@ -39,8 +40,7 @@ def build_student(spec: dict, data_bin: str, user_dir: str):
 
     from fastdec.train import fairseq_train_command
 
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = fairseq_train_command(spec, data_bin, tmp, user_dir=user_dir)
+    cmd = fairseq_train_command(spec, data_bin, "checkpoints", user_dir=user_dir)  # only parsed, nothing is saved
     parser = options.get_training_parser()
     args = options.parse_args_and_arch(parser, cmd[1:])
     cfg = convert_namespace_to_omegaconf(args)
@@ -95,7 +95,7 @@ def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str
     from fairseq import checkpoint_utils
     from omegaconf import OmegaConf
 
-    from fastdec.students.prune import write_start_checkpoint
+    from fastdec.train import write_start_checkpoint
 
     if not os.path.isfile(verifier):
         raise FileNotFoundError(f"students.init_from: verifier: no checkpoint {verifier} (train the verifier first)")
@@ -108,7 +108,7 @@ def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str
         raise ValueError(f"students.init_from: verifier: {verifier} has tensors of other shapes than the student "
                          f"({', '.join(report['shape_mismatch'][:4])} ...): the students' sizes must be the verifier's")
     cfg = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    write_start_checkpoint(cfg, model.state_dict(), state, out)
+    write_start_checkpoint(cfg, model.state_dict(), out, state.get("optimizer_history", [])[-1:])
     return report
 
 

@@ -112,7 +112,7 @@ class GecPlan:
         self.G = f"{results}/gec"
         data = gec["data"]
         self.source = data["source"]
-        self.gold = GOLD[gec.get("metric", "m2")]  # the schema default; tables build plans from raw configs too
+        self.gold = GOLD[gec["metric"]]
         self.bea = data.get("bea19") if self.source == "bea19" else None
         # the downloaded source's section (archives, members), None for UA-GEC
         self.dl = data.get(self.source) if self.source in DOWNLOADED else None

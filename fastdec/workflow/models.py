@@ -69,13 +69,18 @@ class Model:
     priority: int = 0            # the teacher and the GEC model head long chains
 
 
+def _starting_from(spec: dict, inputs: dict, init: str) -> dict:
+    """``spec`` continuing the checkpoint ``init`` (fairseq --finetune-from-model: fresh optimiser, schedule and data
+    loader), which ``inputs`` gains as "init"."""
+    inputs["init"] = init
+    return {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": init}}
+
+
 def _bart_init(plan, track: str, name: str, spec: dict, inputs: dict) -> dict:
-    """A spec with ``init_from_bart`` starts from ``<model dir>/bart_init.pt`` (rule bart_init): fairseq
-    --finetune-from-model, added to ``inputs`` as "init"."""
+    """A spec with ``init_from_bart`` starts from ``<model dir>/bart_init.pt`` (rule bart_init)."""
     if not spec.get("init_from_bart"):
         return spec
-    inputs["init"] = plan.bart.init_path(track, name)
-    return {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+    return _starting_from(spec, inputs, plan.bart.init_path(track, name))
 
 
 class Models:
@@ -110,9 +115,8 @@ class Models:
                 spec, data = p.config["train"][name], p.at_data[name]
             inputs = {"data": f"{data}/dict.{src}.txt"}
             spec = _bart_init(p, "", name, spec, inputs)
-            if spec.get("init_from"):  # continue the teacher (plan.check_init_from): fairseq --finetune-from-model
-                inputs["init"] = f"{R}/models/{spec['init_from']}/model.pt"
-                spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+            if spec.get("init_from"):  # continue the teacher (plan.check_init_from)
+                spec = _starting_from(spec, inputs, f"{R}/models/{spec['init_from']}/model.pt")
             return Model(json.dumps(spec), data, inputs, spec, priority=50 if name.startswith("teacher") else 0)
         if track == "gec/":
             return self._gec_model(name)
@@ -151,8 +155,7 @@ class Models:
             raise ValueError("config gec.pretrain with gec.model.init_from_bart: the synthetic pretraining stage of a "
                              "BART-initialised model is not built; turn one of them off")
         if pre:
-            inputs["init"] = f"{g.G}/models/gec_pretrain/model.pt"
-            spec = {**spec, "extra_args": {**(spec.get("extra_args") or {}), "finetune-from-model": inputs["init"]}}
+            spec = _starting_from(spec, inputs, f"{g.G}/models/gec_pretrain/model.pt")
         else:
             spec = _bart_init(self.p, "gec/", name, spec, inputs)
         return Model(json.dumps(spec), data, inputs, self.p.config["gec"]["model"], priority=40)

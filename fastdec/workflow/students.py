@@ -34,7 +34,7 @@ def lambda_tag(lam: float) -> str:
 
 # flags whose values a warm-started student must share with the verifier (fastdec.students.warm_start checks the built
 # models again)
-_SHARED_WITH_VERIFIER = ("encoder-embed-dim", "decoder-embed-dim", "encoder-normalize-before",
+SHARED_WITH_VERIFIER = ("encoder-embed-dim", "decoder-embed-dim", "encoder-normalize-before",
                          "decoder-normalize-before", "share-all-embeddings")
 
 
@@ -49,7 +49,7 @@ def check_config(st: dict, config: dict = None) -> None:
     verifier = (config.get("train") or {}).get("verifier")
     if st.get("init_from") == "verifier" and verifier:
         mine, theirs = st["train"].get("extra_args") or {}, verifier.get("extra_args") or {}
-        for flag in _SHARED_WITH_VERIFIER:
+        for flag in SHARED_WITH_VERIFIER:
             a, b = mine.get(flag, False), theirs.get(flag, False)
             if a != b:
                 raise ValueError(f"config students.init_from: verifier needs students.train.extra_args.{flag} equal "
