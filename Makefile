@@ -13,8 +13,10 @@ PIP     = $(BIN)/python -m pip install --disable-pip-version-check -q
 .PHONY: setup run test cluster-test smoke lint clean-results gpu-wheels
 
 # A wheelhouse for a GPU machine without a package registry (Python $(GPU_PY), its own CUDA torch): copy the folder
-# over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine").
+# over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine"). GPU_HAVE: the GPU
+# machine's `pip freeze`, whose packages stay out of the folder (envs/gpu-image-cuda.txt: the machines lent here).
 GPU_PY     ?= 3.12
+GPU_HAVE   ?=
 WHEELHOUSE ?= wheelhouse
 
 setup: $(STAMP)
@@ -38,7 +40,7 @@ test: setup
 	$(BIN)/python -m pytest -q tests
 
 gpu-wheels: setup
-	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY)
+	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY) $(if $(GPU_HAVE),--have $(GPU_HAVE))
 
 # Installs Debian's slurmctld/slurmd/slurm-client/munge first where they are missing (root and apt-get needed).
 cluster-test: setup

@@ -1,9 +1,12 @@
 #!/usr/bin/env python
 """The GPU run's record (called by scripts/gpu_run.sh): which tables to build, and a dated row in docs/GPU.md.
 
-    python scripts/gpu_record.py targets --config config/demo_gpu.yaml [--part bench|all]
+    python scripts/gpu_record.py targets --config config/demo_gpu.yaml [--config OVERLAY ...] [--part bench|all]
     python scripts/gpu_record.py record  --config config/demo_gpu.yaml --command "scripts/gpu_run.sh ..." \\
-        [--device-name "NVIDIA H100 80GB HBM3"] [--docs docs] [--dry-run]
+        [--dtype float16] [--device-name "NVIDIA H100 80GB HBM3"] [--docs docs] [--dry-run]
+
+Several ``--config`` files are merged as Snakemake merges several ``--configfile``s (later nested keys replace
+earlier single values); ``--dtype`` replaces the config's, as ``snakemake --config dtype=...`` does.
 
 ``targets`` prints the result paths Snakemake is asked for: the tables the GPU run is for (Ge Table 1 and Figures
 6/7, Xia Tables 1 and 7, Stern Table 4, the AT table) with ``--part bench``, the whole report with ``all``. ``record``
@@ -25,15 +28,19 @@ KEY_TABLES = ("table1_at", "gec_table1", "gec_figure6_batch", "gad_table1", "gad
               "blockwise_table4")
 
 
-def load_config(path: str) -> dict:
-    """The config as the workflow sees it: validated, defaults filled (errors name the key)."""
+def load_config(paths, dtype=None) -> dict:
+    """The config as the workflow sees it: the files merged, validated, defaults filled (errors name the key)."""
     import yaml
-    from snakemake.utils import validate
+    from snakemake.utils import update_config, validate
 
     from fastdec.workflow import check_config
 
-    with open(path, encoding="utf-8") as f:
-        config = yaml.safe_load(f)
+    config = {}
+    for path in [paths] if isinstance(paths, str) else paths:
+        with open(path, encoding="utf-8") as f:
+            update_config(config, yaml.safe_load(f) or {})
+    if dtype:
+        config["dtype"] = dtype
     validate(config, str(REPO / "workflow/schemas/config.schema.yaml"))
     check_config(config, str(REPO))
     for section in ("gec", "gad", "blockwise"):
@@ -123,7 +130,8 @@ def record(config: dict, command: str, device: str, docs: str, dry_run: bool, to
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("action", choices=["targets", "record"])
-    ap.add_argument("--config", required=True)
+    ap.add_argument("--config", required=True, action="append", help="a config file; repeat for overlays")
+    ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="replaces the config's dtype")
     ap.add_argument("--part", choices=["bench", "all"], default="bench")
     ap.add_argument("--command", default="scripts/gpu_run.sh")
     ap.add_argument("--device-name", help="default: torch.cuda.get_device_name(0) with torch and CUDA versions")
@@ -131,7 +139,7 @@ def main() -> int:
     ap.add_argument("--dry-run", action="store_true", help="record: print the row, write nothing")
     a = ap.parse_args()
     try:
-        config = load_config(a.config)
+        config = load_config(a.config, a.dtype)
         if a.action == "targets":
             print("\n".join(targets(config, a.part)))
         else:

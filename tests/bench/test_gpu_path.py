@@ -75,10 +75,12 @@ def test_wheelhouse_listing_is_the_tested_environment_without_torch():
     pins = {line.split("==")[0]: line.split("==")[1] for line in r.stdout.splitlines() if "==" in line
             and " " not in line}
     assert "torch" not in pins and "torchaudio" not in pins and not any(p.startswith("nvidia") for p in pins)
-    for f in ("requirements.txt", "requirements-build.txt"):  # every pin of envs/ at its pinned version
+    optional = {"ctranslate2", "pulp"}  # CPU rows / Snakemake's ILP scheduler: only with --with-optional
+    assert not optional & set(pins)
+    for f in ("requirements.txt", "requirements-build.txt"):  # every other pin of envs/ at its pinned version
         for line in (REPO / "envs" / f).read_text().splitlines():
             line = line.split("#")[0].strip()
-            if line:
+            if line and line.split("==")[0] not in optional:
                 name, version = line.split("==")
                 assert pins.get(name.lower().replace("_", "-")) == version, line
     fairseq = [line for line in r.stdout.splitlines() if "fairseq-fixed==" in line and "pip" in line]
@@ -87,6 +89,43 @@ def test_wheelhouse_listing_is_the_tested_environment_without_torch():
     bad = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--python-version", "twelve"],
                          cwd=REPO, capture_output=True, text=True, env=ENV)
     assert bad.returncode != 0 and "--python-version" in bad.stderr
+
+
+def _listing(*args):
+    r = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--out", "wh", *args], cwd=REPO,
+                       capture_output=True, text=True, env=ENV, timeout=120)
+    return r, {line.split("==")[0] for line in r.stdout.splitlines() if "==" in line and " " not in line}
+
+
+def test_wheelhouse_leaves_out_what_the_gpu_machine_has(tmp_path):
+    have = tmp_path / "have.txt"
+    have.write_text("# the GPU machine's pip freeze\nPandas==2.2.3\nmatplotlib\nsnakemake_interface_common==1.0\n")
+    r, pins = _listing("--have", str(have), "--with-optional")
+    assert r.returncode == 0, r.stderr
+    assert not {"pandas", "matplotlib", "snakemake-interface-common"} & pins  # names normalised as pip does
+    assert {"fairseq-fixed", "snakemake", "sacrebleu", "ctranslate2", "pulp"} <= pins
+    # the list of the machines lent here leaves out what they have and keeps the tested sacrebleu
+    r, pins = _listing("--have", "envs/gpu-image-cuda.txt")
+    assert r.returncode == 0, r.stderr
+    assert {"fairseq-fixed", "snakemake", "sacrebleu", "hydra-core", "ua-gec"} <= pins
+    assert not {"numpy", "pandas", "pyyaml", "cython", "setuptools", "ctranslate2", "pulp"} & pins
+    for bad, msg in ((tmp_path / "missing.txt", "pip list --format=freeze"), (tmp_path / "empty.txt", "names no")):
+        if "empty" in bad.name:
+            bad.write_text("# nothing\n")
+        r, _ = _listing("--have", str(bad))
+        assert r.returncode != 0 and f"--have {bad}" in r.stderr and msg in r.stderr
+
+
+def test_only_pure_python_wheels_replace_a_source_archive():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from gpu_wheels import is_pure
+    finally:
+        sys.path.pop(0)
+    assert is_pure("antlr4_python3_runtime-4.9.3-py3-none-any.whl")
+    assert is_pure("humanfriendly-10.0-py2.py3-none-any.whl")
+    assert not is_pure("bitarray-3.12.3-cp311-cp311-manylinux_2_17_x86_64.whl")
+    assert not is_pure("foo-1.0-cp311-none-any.whl") and not is_pure("foo-1.0-py2-none-any.whl")
 
 
 def _gpu_run(*args, cwd=REPO):
@@ -102,6 +141,8 @@ def _gpu_run(*args, cwd=REPO):
     (["--wheelhouse", "/nonexistent"], "make gpu-wheels"),
     (["--frobnicate"], "unknown option --frobnicate"),
     (["--config"], "--config needs a value"),
+    (["--config", "config/demo_gpu.yaml", "--config", "nope.yaml"], "config file nope.yaml not found"),
+    (["--python", "/bin/false"], "cannot import torch"),
 ])
 def test_gpu_run_bad_arguments(args, msg):
     r = _gpu_run(*args)
@@ -150,3 +191,37 @@ def test_record_appends_a_dated_row_and_copies_the_tables(tmp_path):
     assert "gad-k25 9.00x (100% = greedy)" in lines[2] and "dtype float32" in lines[2]
     copied = list((docs / "gpu").glob("*-demo_gpu-nvidia-h100/gad_table1.csv"))
     assert copied and "1 files" in lines[2]
+
+
+def test_gpu_run_overlay_and_install_only_dry_runs(tmp_path):
+    wheels = tmp_path / "wh"
+    wheels.mkdir()
+    (wheels / "requirements-gpu.txt").write_text("snakemake==9.27.1\n")  # fairseq present on the machine
+    common = ["--dry-run", "--wheelhouse", str(wheels), "--python", sys.executable, "--venv", str(tmp_path / "venv")]
+    r = _gpu_run(*common, "--config", "config/demo_gpu.yaml", "--config", "config/variants/gpu_lease.yaml")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "--configfile config/demo_gpu.yaml config/variants/gpu_lease.yaml" in out
+    assert "results/demo_gpu_lease/gec/tables/gec_table1.csv" in out and "This was a dry-run" in out
+    assert "fairseq-fixed" not in out  # nothing to build when the listing has no fairseq
+    row = [line for line in r.stdout.splitlines() if line.startswith("| 20")]
+    assert row and "--config config/demo_gpu.yaml --config config/variants/gpu_lease.yaml" in row[0]
+    r = _gpu_run(*common, "--install-only")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "-m venv --system-site-packages" in out and "--no-build-isolation --no-deps -e ." in out
+    assert "snakemake --configfile" not in out and "dry run: " + str(tmp_path / "venv") + " is set up" in out
+
+
+def test_record_merges_overlays_and_the_dtype():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from gpu_record import load_config, targets
+    finally:
+        sys.path.pop(0)
+    config = load_config([str(REPO / "config/demo_gpu.yaml"), str(REPO / "config/variants/gpu_lease.yaml")],
+                         dtype="bfloat16")
+    assert config["experiment"] == "demo_gpu_lease" and config["dtype"] == "bfloat16"
+    assert config["train"]["teacher"]["max_minutes"] == 3 and config["train"]["teacher"]["lr"] == 0.0007
+    assert config["gec"]["benchmark"]["sentences"] == 500 and config["gec"]["benchmark"]["batch_sizes"][-1] == 32
+    assert all(t.startswith("results/demo_gpu_lease/") for t in targets(config, "bench"))
