@@ -68,7 +68,9 @@ fi
 VPY="$VENV/bin/python"; [[ $DRY -eq 1 && ! -x "$VPY" ]] && VPY="$PY"
 if [[ $DRY -eq 0 ]]; then
   VSITE=$("$VPY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-  "$PY" -c "import site; print('\n'.join(site.getsitepackages()))" > "$VSITE/_gpu_run_parent_site.pth"
+  # addsitedir, not a bare path: the parent's own .pth files (namespace packages, editable installs) count too
+  "$PY" -c "import site; print('import site; ' + '; '.join(f'site.addsitedir({p!r})' for p in site.getsitepackages()))" \
+    > "$VSITE/_gpu_run_parent_site.pth"
 fi
 NEEDED="import torch, fairseq, snakemake, fastdec, sacrebleu, sacremoses, subword_nmt, pandas, matplotlib, yaml"
 missing() { "$VPY" -c "$NEEDED" >/dev/null 2>&1 && return 1 || return 0; }
