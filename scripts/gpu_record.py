@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 KEY_TABLES = ("table1_at", "gec_table1", "gec_figure6_batch", "gad_table1", "gad_table7_modules", "gad_figure7_batch",
-              "blockwise_table4")
+              "blockwise_table4", "blockwise_batch")
 
 
 def load_config(paths, dtype=None) -> dict:

@@ -1,4 +1,5 @@
-"""Batch-size curves: Figure 6 (IAD) and Figure 7 (GAD/GAD++) of Ge et al. 2022 from one benchmark run.
+"""Batch-size curves: Figure 6 (IAD) and Figure 7 (GAD/GAD++) of Ge et al. 2022, and Blockwise decoding's
+(beyond Stern et al.), each from one benchmark run.
 
 A track lists its methods at every batch size of its config (:func:`at_batch_sizes`: ``iad`` -> ``iad``,
 ``iad:batch=2`` ...) in one ``fastdec bench`` run; :func:`batch_table` reads the run back as one row per (method,
@@ -27,6 +28,8 @@ PAPER_NOTES = {
     "figure7": ("Ge et al. Figure 7: GAD/GAD++-Base (k=25, top-5, tau=3.0) latency per batch on WMT14 En-De, batch "
                 "1-32 on P100 (fp32), V100 and A100 (fp16); 1x = beam 5 at batch 32. Curve values are in the figure "
                 "image only (not in the paper's text)."),
+    "blockwise": ("Stern et al. time batch 1 only (Table 4: P100); no batched figure in the paper. Beyond it: exact "
+                  "blockwise decoding with per-row rollback at every batch size, the same weights."),
 }
 _COLUMNS = ["method", "batch_size", "label", "n_sentences", "ms_per_batch", "ms_per_sentence", "sent_per_s",
             "speedup_vs_beam_at_max_batch", "speedup_vs_greedy_same_batch", "identical_to_greedy_pct",

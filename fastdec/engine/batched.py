@@ -7,7 +7,8 @@ The batch-1 loop (:mod:`fastdec.engine.loop`) is the reference; this module runs
 2. **verify**  -- ONE decoder pass over ``[o_j] + draft`` of every row, right-padded to the longest
    (``[B, n]``); row ``b``'s tokens sit at positions ``len_b .. len_b + n - 1`` of its own cache, so its
    attention mask admits keys ``t <= len_b + i`` only (padding tokens and stale cache entries of earlier rejected
-   drafts are never seen by a real token);
+   drafts are never seen by a real token). On CPU the linear layers of the pass run on the real tokens alone
+   (``pack``): there a pass costs its arithmetic, and padding a short draft to the longest would cost it too;
 3. **accept**  -- each row accepts its own prefix ``a_b`` with the batch-1 acceptance rules and appends the
    verifier's token at its bifurcation;
 4. **roll back** -- row ``b``'s cache length becomes ``j_b + 1 + a_b``: an integer per row; entries beyond it are
@@ -99,12 +100,16 @@ class BatchedVerifier:
 
     ``start(sources)`` encodes B sources; ``forward(tokens, n_valid)`` feeds ``tokens`` ``[B, n]`` (row ``b``'s
     first ``n_valid[b]`` are real) at each row's own positions and returns the final features ``[B, n, C]``;
-    ``lengths[b] = m`` rolls row ``b`` back; ``keep(rows)`` drops the other rows.
+    ``lengths[b] = m`` rolls row ``b`` back; ``keep(rows)`` drops the other rows. ``pack`` (default: on CPU) runs
+    the linear layers of a pass with padding on its real tokens only.
     """
 
-    def __init__(self, verifier: Verifier):
+    def __init__(self, verifier: Verifier, pack: Optional[bool] = None):
         self.ver = verifier
         self.device, self.dtype = verifier.device, verifier.dtype
+        # the linear layers on the real tokens only (padding skipped): on a CPU a wide pass costs its arithmetic,
+        # so padded drafts cost time; on a GPU a pass costs about the same padded or not, and packing adds copies
+        self.pack = self.device.type == "cpu" if pack is None else bool(pack)
         self.lengths: List[int] = []
         self._k: Optional[Tensor] = None  # [L, B, H, cap, D]
         self._v: Optional[Tensor] = None
@@ -195,7 +200,12 @@ class BatchedVerifier:
             positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
             mask = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
         x = ver.embed(tokens.to(self.device), positions)
-        hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask)
+        packed = None
+        if self.pack and sum(n_valid) < B * n:
+            real = torch.arange(n)[None, :] < torch.tensor([int(c) for c in n_valid])[:, None]
+            flat = real.view(-1).nonzero().squeeze(1).to(self.device)  # (not `rows`: self_kv reads that name)
+            packed, x = (flat, B, n), x.reshape(B * n, -1).index_select(0, flat)
+        hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask, packed)
         self.lengths = [m + int(c) for m, c in zip(self.lengths, n_valid)]
         return hidden
 
@@ -335,15 +345,16 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
 
 def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Drafter] = None,
                    accept: AcceptanceRule = accept_top1, *, batch_size: int = 8, sort_by_length: bool = True,
-                   **kwargs) -> List[DecodeResult]:
+                   pack: Optional[bool] = None, **kwargs) -> List[DecodeResult]:
     """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
-    ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`.
-    A batch of one sentence runs the batch-1 loop (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
+    ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`;
+    ``pack`` as :class:`BatchedVerifier`'s. A batch of one sentence runs the batch-1 loop
+    (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
     batch_size = check_batch_size(batch_size)
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
         list(range(len(sources)))
-    bver = BatchedVerifier(verifier)
+    bver = BatchedVerifier(verifier, pack=pack)
     results: List[Optional[DecodeResult]] = [None] * len(sources)
     for i in range(0, len(order), batch_size):
         ids = order[i: i + batch_size]

@@ -33,7 +33,7 @@ This class decodes one sentence at a time (batch size 1, what aggressive decodin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -383,7 +383,7 @@ class Verifier:
         return x
 
     def decoder_layers(self, x: Tensor, self_kv, self_mask: Optional[Tensor], enc_k: Tensor, enc_v: Tensor,
-                       enc_mask: Optional[Tensor]) -> Tensor:
+                       enc_mask: Optional[Tensor], packed: Optional[Tuple[Tensor, int, int]] = None) -> Tensor:
         """Every decoder layer over embedded inputs ``x`` ``[B, n, C]``, then the final norm / ``project_out_dim``.
 
         ``self_kv(layer, k, v)`` stores the new keys/values ``[B, n, H, D]`` in its cache and returns the keys and
@@ -391,20 +391,42 @@ class Verifier:
         ``enc_k``/``enc_v`` are ``[L, B', H, S, D]`` (``B'`` is ``B`` or 1) with ``enc_mask`` broadcasting to
         ``[B, H, n, S]``. The batch-1 :class:`Verifier` and the batched verifier
         (:mod:`fastdec.engine.batched`) both run this one forward.
+
+        ``packed = (rows, B, n)``: ``x`` holds only the real tokens of a right-padded ``[B, n]`` batch, ``[N, C]``
+        (``rows``: their flat indices into ``B * n``). The linear layers and norms then run on the N real tokens
+        alone and only attention on the padded layout; the result is ``[B, n, C]`` with zeros at padding.
         """
-        B, n, E = x.shape
         H, D = self.num_heads, self.head_dim
+        if packed is None:
+            B, n, E = x.shape
+
+            def padded(t: Tensor) -> Tensor:
+                return t
+
+            def real(t: Tensor) -> Tensor:
+                return t
+        else:
+            rows, B, n = packed
+            E = x.size(-1)
+
+            def padded(t: Tensor) -> Tensor:  # [N, W] -> [B, n, W], zeros at padding
+                out = t.new_zeros(B * n, t.size(-1))
+                out[rows] = t
+                return out.view(B, n, -1)
+
+            def real(t: Tensor) -> Tensor:  # [B, n, W] -> [N, W]
+                return t.reshape(B * n, -1).index_select(0, rows)
         nb = self.normalize_before
         for li, L in enumerate(self.layers):
             # --- self attention
             residual = x
             h = _apply_ln(x, L.ln_sa) if nb else x
-            qkv = F.linear(h, L.w_qkv, L.b_qkv).view(B, n, 3, H, D)
+            qkv = padded(F.linear(h, L.w_qkv, L.b_qkv)).view(B, n, 3, H, D)
             k, v = self_kv(li, qkv[:, :, 1], qkv[:, :, 2])
             a = self._attend(qkv[:, :, 0].transpose(1, 2), k, v, self_mask)  # [B, H, n, D]
-            h = F.linear(a.transpose(1, 2).reshape(B, n, E), L.w_o, L.b_o)
+            h = F.linear(real(a.transpose(1, 2).reshape(B, n, E)), L.w_o, L.b_o)
             if L.c_attn is not None:  # fairseq scales the *projected* output, viewed per head
-                h = (h.view(B, n, H, D) * L.c_attn.view(1, 1, H, 1)).reshape(B, n, E)
+                h = (h.unflatten(-1, (H, D)) * L.c_attn.view(H, 1)).flatten(-2)
             if L.attn_ln is not None:
                 h = _apply_ln(h, L.attn_ln)
             x = residual + h
@@ -413,9 +435,9 @@ class Verifier:
             # --- encoder attention
             residual = x
             h = _apply_ln(x, L.ln_ca) if nb else x
-            q = F.linear(h, L.w_cq, L.b_cq).view(B, n, H, D).transpose(1, 2)
+            q = padded(F.linear(h, L.w_cq, L.b_cq)).view(B, n, H, D).transpose(1, 2)
             a = self._attend(q, enc_k[li], enc_v[li], enc_mask)
-            x = residual + F.linear(a.transpose(1, 2).reshape(B, n, E), L.w_co, L.b_co)
+            x = residual + F.linear(real(a.transpose(1, 2).reshape(B, n, E)), L.w_co, L.b_co)
             if not nb:
                 x = _apply_ln(x, L.ln_ca)
             # --- feed forward
@@ -434,7 +456,7 @@ class Verifier:
             x = _apply_ln(x, self.ln_final)
         if self.project_out is not None:
             x = F.linear(x, self.project_out)
-        return x
+        return padded(x)
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> Tensor:
         """Scaled dot-product attention over 4-D ``[B, H, n, D]`` inputs (the layout the fused CUDA kernels need);

@@ -142,6 +142,9 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Sec. 5.1", "approximate top-k acceptance", B + "blockwise_approx.csv"),
     _d("Stern", "Sec. 5.3", "minimum block size", B + "blockwise_minblock.csv"),
     _d("Stern", "Sec. 7.4", "step-by-step decoding example of our model", B + "blockwise_example.csv"),
+    _d("Stern", "Batched (beyond the paper)", "exact blockwise decoding at batch 1-32 with per-row rollback; the "
+       "paper times batch 1 only", B + "blockwise_batch.png"),
+    _d("Stern", "Batched (data)", "the figure's points", B + "blockwise_batch.csv"),
     _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
        B + "blockwise_vs_gad.csv"),
     _d("Xia, Stern, Ge", "Orderings", "the papers' hardware-independent orderings checked on this run's tables "

@@ -11,6 +11,9 @@ Runs (every method on the model's weights in one process, batch 1, interleaved p
 * ``blockwise/bench/test/both_k<K>``  fairseq beam search, greedy and exact blockwise decoding at every k, plus the
   other head precision on CPU (``compare_precision``), greedy and exact blockwise on each extra verifier backend
   (``decode.backends``, CPU): Table 4 and the comparison with the GAD track.
+* ``blockwise/bench/batch/both_k<K>`` (with ``decode.batch_sizes``; the first ``batch_sentences`` test sentences):
+  fairseq beam search, fairseq greedy, engine greedy and exact blockwise at the largest k of the largest "both" model,
+  at every batch size -> the batch curve ``blockwise_batch`` (beyond the paper, which times batch 1 only).
 
 Every blockwise method names its head precision (``blockwise:k=4:precision=int8``): the config's
 ``blockwise.decode.head_precision``, and the other one in the precision comparison.
@@ -18,6 +21,7 @@ Every blockwise method names its head precision (``blockwise:k=4:precision=int8`
 from __future__ import annotations
 
 import os
+import json
 from typing import Dict, List, Tuple
 
 from . import BenchRun, TableItem, backend_methods, section as validated_section
@@ -40,10 +44,22 @@ def decode_block_sizes(bw: dict, trained_k: int) -> List[int]:
     return [k for k in sorted(bw["block_sizes"]) if k <= trained_k] if bw["share_heads"] else [trained_k]
 
 
+def batch_specs(bw: dict, trained_k: int) -> List[str]:
+    """The batch curves (each at every decode.batch_sizes): beam search (the 1x), fairseq greedy, engine greedy and
+    exact blockwise at the largest k the model serves."""
+    dec = bw["decode"]
+    k = max(decode_block_sizes(bw, trained_k))
+    return [f"fairseq:beam={dec['beam']}", "fairseq:beam=1", "greedy", f"blockwise:k={k}:precision={dec['head_precision']}"]
+
+
 def methods(bw: dict, split: str, variant: str, trained_k: int, device: str = "cpu") -> List[str]:
     """The methods of one run (see the module docstring)."""
     dec, ks = bw["decode"], decode_block_sizes(bw, trained_k)
     prec = dec["head_precision"]
+    if split == "batch":
+        from fastdec.bench.batch_curves import at_batch_sizes
+
+        return at_batch_sizes(batch_specs(bw, trained_k), dec["batch_sizes"])
     if split == "valid":
         out = ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks]
         if variant == "both":
@@ -67,6 +83,9 @@ def runs(bw: dict) -> Dict[str, Tuple[str, str, int]]:
 
     out = {f"blockwise/bench/valid/{v}_k{k}": ("valid", v, k) for v, k in models(bw)}
     out.update({f"blockwise/bench/test/{v}_k{k}": ("test", v, k) for v, k in models(bw) if v == "both"})
+    both = [k for v, k in models(bw) if v == "both"]
+    if bw["decode"]["batch_sizes"] and both:
+        out[f"blockwise/bench/batch/both_k{max(both)}"] = ("batch", "both", max(both))
     return out
 
 
@@ -81,11 +100,12 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     bw = section(config)
     dec, data, device = bw["decode"], config.get("data", {}), config.get("device", "cpu")
     src, tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
+    data_split = {"batch": "test"}  # the batched run decodes test sentences
     return {run: BenchRun(
         "blockwise", checkpoint=f"{R}/blockwise/models/{variant}_k{k}/model.pt",
-        dictionary=f"{R}/data-bin/raw/dict.{src}.txt", src=f"{R}/data/bpe/{split}.{src}",
-        methods=methods(bw, split, variant, k, device), ref=f"{R}/data/raw/{split}.{tgt}", lang=tgt,
-        limit=dec[f"{split}_sentences"], warmup=dec["warmup"], threads=dec["threads"], device=device,
+        dictionary=f"{R}/data-bin/raw/dict.{src}.txt", src=f"{R}/data/bpe/{data_split.get(split, split)}.{src}",
+        methods=methods(bw, split, variant, k, device), ref=f"{R}/data/raw/{data_split.get(split, split)}.{tgt}",
+        lang=tgt, limit=dec[f"{split}_sentences"], warmup=dec["warmup"], threads=dec["threads"], device=device,
         max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=dec["mem_mb"],
         runtime=dec["runtime"], gpus=dec["gpus"]) for run, (split, variant, k) in runs(bw).items()}
 
@@ -110,6 +130,9 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         items["blockwise_example.csv"] = [f"{R}/{run}/sentences.jsonl", f"{R}/{run}/summary.csv",
                                           f"{R}/{run.replace('bench/test', 'models')}/model.pt",
                                           f"{R}/data/bpe/test.{src}", f"{R}/data-bin/raw/dict.{src}.txt"]
+        batch = summaries("batch")
+        if batch:
+            items.update({"blockwise_batch.csv": batch, "blockwise_batch.png": batch})
         if config["tracks"].get("gad"):
             items["blockwise_vs_gad.csv"] = summaries("test") + [f"{R}/data/raw/test.{tgt}"] + [
                 f"{R}/{GAD_RUN}/{f}" for f in ("summary.csv", "sentences.jsonl", "meta.json")]
@@ -132,6 +155,21 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         sentences, _, checkpoint, src, dictionary = item.inputs
         out = trace_table(checkpoint, os.path.dirname(dictionary), src, method, run=f"{R}/{run}",
                           max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"])
+        out.to_csv(output, index=False)
+        print(out.to_string(index=False), flush=True)
+        return
+    if name == "blockwise_batch":
+        from fastdec.bench.batch_curves import batch_figure, batch_table
+        from fastdec.bench.results import read_run
+
+        run, (_, _, k) = next((r, key) for r, key in runs(bw).items() if key[0] == "batch")
+        specs = batch_specs(bw, k)
+        out = batch_table(read_run(f"{R}/{run}"), specs, dec["batch_sizes"], specs[0], "blockwise")
+        if output.endswith(".png"):
+            title = (f"{title}: exact blockwise ({specs[-1]}) at batch sizes {dec['batch_sizes']}, "
+                     f"{config.get('device', 'cpu')}, {dec['threads']} thread(s)")
+            print(json.dumps(batch_figure(out, output, title=title, paper="blockwise")), flush=True)
+            return
         out.to_csv(output, index=False)
         print(out.to_string(index=False), flush=True)
         return

@@ -262,6 +262,36 @@ def test_table4(results):
     assert set(t4["n_sentences"]) == {4}
 
 
+def test_batched_curve_run_and_table(results):
+    """decode.batch_sizes adds one batched run (the largest "both" model, its largest k, test sentences) and the
+    blockwise_batch table and figure, read through the one batch-curve reader."""
+    cfg = _config(decode={"topk": [2], "min_block_sizes": [2], "head_precision": "int8", "test_sentences": 4,
+                          "batch_sizes": [1, 2], "batch_sentences": 3})
+    runs = B.bench_runs(cfg, "R")
+    batch = runs["blockwise/bench/batch/both_k4"]
+    assert batch.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "blockwise:k=4:precision=int8",
+                             "fairseq:beam=5:batch=2", "fairseq:beam=1:batch=2", "greedy:batch=2",
+                             "blockwise:k=4:precision=int8:batch=2"]
+    assert batch.src == "R/data/bpe/test.en" and batch.ref == "R/data/raw/test.de" and batch.limit == 3
+    items = B.table_items(cfg, "R")
+    assert items["blockwise/tables/blockwise_batch.png"].inputs == ["R/blockwise/bench/batch/both_k4/summary.csv"]
+    assert "blockwise/tables/blockwise_batch.csv" not in B.table_items(_config(), "R")  # off by default
+    assert not any("batch" in r for r in B.runs(B.section(_config(variants=["regular"], decode=cfg["blockwise"][
+        "decode"]))))  # no "both" model, no batched run
+    specs = B.methods(B.section(cfg), "batch", "both", 4)
+    recs = {}
+    for m in parse_methods(specs):
+        t = {"fairseq": 0.3, "greedy": 0.1}.get(m.kind if m.kind == "fairseq" else m.name, 0.05) / m.batch_size
+        recs[m.label] = _records(m.label, [t] * 4, [len(x) for x in GREEDY] if m.drafter is None else ITERS["both4"])
+    _write(results / "blockwise/bench/batch/both_k4", specs, recs)
+    curve = _table(results, "blockwise_batch", config=cfg).set_index(["method", "batch_size"])
+    assert curve.loc[("blockwise-k4-int8", 2), "speedup_vs_greedy_same_batch"] == pytest.approx(2.0)
+    assert curve.loc[("fairseq-beam5", 2), "speedup_vs_beam_at_max_batch"] == pytest.approx(1.0)
+    assert curve.loc[("blockwise-k4-int8", 1), "speedup_vs_beam_at_max_batch"] == pytest.approx(0.15 / 0.05)
+    assert "batch 1 only" in curve["paper_note"].iloc[0]
+    assert _table(results, "blockwise_batch", "png", config=cfg)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_comparison_with_the_gad_run_on_our_sentences(results):
     cmp = _table(results, "blockwise_vs_gad").set_index("system")
     assert list(cmp.index) == ["AT fairseq beam 5 (blockwise model's p_1)", "AT greedy (blockwise model's p_1)",

@@ -99,6 +99,12 @@ def test_track_tables_read_the_common_results(smoke_run):
     assert set(vs["track"]) == {"blockwise", "gad"}
     gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
     assert gec.loc["iad", "identical_to_greedy_pct"] == 100
+    # beyond Stern et al.: exact blockwise batched (smoke batch sizes 1 and 4) stays lossless on the real model
+    bb = pd.read_csv(smoke_run / "blockwise/tables/blockwise_batch.csv").set_index(["method", "batch_size"])
+    assert sorted(bb.index) == sorted((m, b) for m in ("fairseq-beam5", "fairseq-greedy", "greedy",
+                                                       "blockwise-k4-int8") for b in (1, 4))
+    for m in ("greedy", "blockwise-k4-int8"):
+        assert (bb.loc[m, "identical_to_greedy_pct"] == 100.0).all(), m
     ex = pd.read_csv(smoke_run / "blockwise/tables/blockwise_example.csv")  # Stern Sec. 7.4, our model
     steps = ex[~ex["step"].isin(["input", "output"])]
     assert len(steps) >= 1 and steps["tokens"].min() >= 1 and steps["text"].iloc[-1].endswith("<EOS>")
@@ -113,6 +119,7 @@ def test_track_tables_read_the_common_results(smoke_run):
     for item in ("gad/figures/gad_figure4_speedup.png", "gad/figures/gad_figure1_bleu_speedup.png",
                  "gec/figures/gec_figure5.png", "gec/figures/gec_figure6_batch.png",
                  "gad/figures/gad_figure7_batch.png", "blockwise/tables/blockwise_figure4.png", "blockwise/tables/blockwise_table1_scatter.png",
+                 "blockwise/tables/blockwise_batch.png",
                  "students/tables/students_figure2.png"):
         assert (smoke_run / item).stat().st_size > 1000, item
 

@@ -52,9 +52,11 @@ def test_batched_exact_methods_equal_each_sentence_greedy(c, seed):
             (RandomDrafter(len(d), max_tokens=6, seed=seed), accept_top_beta(1, math.inf)),
             (oracle(refs, len(d), seed + 2), accept_top_k(1))]                     # exact Blockwise rule
     for drafter, rule in runs:
-        for bs in {B, max(1, B // 3)}:  # the whole batch, and several smaller ones (ragged last batch)
-            out = decode_batched(ver, srcs, drafter, rule, batch_size=bs, **kw)
-            assert [r.tokens for r in out] == greedy, (type(drafter).__name__, rule, bs)
+        # the whole batch, and several smaller ones (ragged last batch); linear layers on the real tokens only
+        # (packed, the CPU default) and on the padded batch (the GPU default)
+        for bs, pack in {(B, True), (max(1, B // 3), True), (B, False)}:
+            out = decode_batched(ver, srcs, drafter, rule, batch_size=bs, pack=pack, **kw)
+            assert [r.tokens for r in out] == greedy, (type(drafter).__name__, rule, bs, pack)
             for r in out:
                 assert r.stats.iterations == len(r.stats.accepted) == len(r.stats.drafted) <= len(r.tokens)
 
@@ -154,3 +156,25 @@ def test_nat_drafter_batched_blocks_equal_its_batch1_blocks():
     single = [drafter.propose(s).tolist() for s in states]
     assert batched == single and [len(b) for b in batched] == [5, 5, 5, 5, 3]
     assert all(s.time_modules["drafter_decoder"] > 0 for s in states)
+
+
+@pytest.mark.parametrize("idx", range(len(MODEL_CONFIGS)))
+def test_packed_pass_equals_the_padded_pass(idx):
+    """A pass whose rows feed different numbers of tokens: the packed linear layers give the padded pass's features
+    at every real position (float64), and the caches the same keys/values there."""
+    _, d, ver = random_model(idx)
+    g = torch.Generator().manual_seed(idx)
+    srcs = [torch.cat([torch.randint(4, len(d), (n,), generator=g), torch.tensor([d.eos()])]) for n in (5, 1, 9)]
+    n_valid = [4, 1, 2]
+    tokens = torch.randint(4, len(d), (3, 4), generator=g)
+    out = {}
+    for pack in (True, False):
+        bver = BatchedVerifier(ver, pack=pack)
+        bver.start(srcs)
+        bver.forward(tokens[:, :2], [2, 1, 2])  # ragged cache lengths before the pass
+        out[pack] = (bver.forward(tokens, n_valid), bver._k, bver.lengths)
+    (h1, k1, len1), (h0, k0, len0) = out[True], out[False]
+    assert len1 == len0 == [6, 2, 4]
+    for b, m in enumerate(n_valid):
+        torch.testing.assert_close(h1[b, :m], h0[b, :m], rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(k1[:, b, :, : len1[b]], k0[:, b, :, : len0[b]], rtol=1e-12, atol=1e-12)
