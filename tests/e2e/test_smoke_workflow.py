@@ -52,7 +52,8 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
     and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
     runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
-    assert len(runs) == 1 + 2 + 4 + 1 + 2 + 3  # GEC, GAD test + valid, Blockwise valid x 4 + test, batch, students
+    # GEC, GAD test + valid, Blockwise valid x 4 + test + batch, GEC and GAD batch, students
+    assert len(runs) == 1 + 2 + 4 + 1 + 1 + 2 + 3
     exact_labels, independent, fast_rows = set(), 0, 0
     for path in runs:
         run = read_run(str(path))
@@ -75,11 +76,12 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
             for label in exact.index:
                 assert run.hyps(label) == reference, (path, label)
             independent += 1
-    assert independent == 6 + 3  # GEC, GAD test and valid, Blockwise test, GEC and GAD batch runs, every student
+    # GEC, GAD test and valid, Blockwise test and batch, GEC and GAD batch runs, every student
+    assert independent == 7 + 3
     # greedy-fast and iad-fast (GEC), greedy-fast and gad-k4-fast (GAD), greedy-fast and blockwise k = 2, 4 (Blockwise)
     assert fast_rows == 2 + 2 + 3
     assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8", "iad-bs4", "gad-k4-bs4",
-            "greedy-bs4"} <= exact_labels
+            "greedy-bs4", "blockwise-k4-int8-bs4"} <= exact_labels
     # the relaxed rows are not exact and the speed baseline is fairseq beam 5
     gad = read_run(str(smoke_run / "gad/bench/test"))
     assert not gad.row("gad-k4-top3-tau1")["exact"] and gad.meta["speed_baseline"] == "fairseq-beam5"
