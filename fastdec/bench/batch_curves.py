@@ -13,13 +13,14 @@ implementation ... its result is probably much underestimated"); the engine's ba
 """
 from __future__ import annotations
 
+import json
 from typing import Dict, List, Sequence
 
 import pandas as pd
 
 from .methods import parse_method
 
-__all__ = ["at_batch_sizes", "batch_table", "batch_figure", "PAPER_NOTES"]
+__all__ = ["at_batch_sizes", "batch_table", "batch_figure", "write_batch_curve", "PAPER_NOTES"]
 
 PAPER_NOTES = {
     "figure6": ("Ge et al. Figure 6: IAD latency per batch, Transformer-big 6+6 and BART 12+2 on CoNLL-14, batch 1-32 "
@@ -107,3 +108,16 @@ def batch_figure(df: pd.DataFrame, output: str, *, title: str, paper: str) -> Di
     fig.savefig(output, dpi=120)
     plt.close(fig)
     return {f"{r.label}": round(float(r.speedup_vs_beam_at_max_batch), 3) for r in df.itertuples()}
+
+
+def write_batch_curve(run, specs: Sequence[str], batch_sizes: Sequence[int], beam_spec: str, paper: str,
+                      output: str, *, title: str) -> pd.DataFrame:
+    """A track's batch curve written as its table (``output`` ``.csv``) or its figure (``.png``), the table or the
+    speedups printed for the rule's log; the arguments are :func:`batch_table`'s and :func:`batch_figure`'s."""
+    df = batch_table(run, specs, batch_sizes, beam_spec, paper)
+    if output.endswith(".png"):
+        print(json.dumps(batch_figure(df, output, title=title, paper=paper)), flush=True)
+    else:
+        df.to_csv(output, index=False)
+        print(df.drop(columns=["paper_note"]).to_string(index=False), flush=True)
+    return df

@@ -21,7 +21,6 @@ Every blockwise method names its head precision (``blockwise:k=4:precision=int8`
 from __future__ import annotations
 
 import os
-import json
 from typing import Dict, List, Tuple
 
 from . import BenchRun, TableItem, backend_methods, section as validated_section
@@ -159,19 +158,14 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         print(out.to_string(index=False), flush=True)
         return
     if name == "blockwise_batch":
-        from fastdec.bench.batch_curves import batch_figure, batch_table
+        from fastdec.bench.batch_curves import write_batch_curve
         from fastdec.bench.results import read_run
 
         run, (_, _, k) = next((r, key) for r, key in runs(bw).items() if key[0] == "batch")
         specs = batch_specs(bw, k)
-        out = batch_table(read_run(f"{R}/{run}"), specs, dec["batch_sizes"], specs[0], "blockwise")
-        if output.endswith(".png"):
-            title = (f"{title}: exact blockwise ({specs[-1]}) at batch sizes {dec['batch_sizes']}, "
-                     f"{config.get('device', 'cpu')}, {dec['threads']} thread(s)")
-            print(json.dumps(batch_figure(out, output, title=title, paper="blockwise")), flush=True)
-            return
-        out.to_csv(output, index=False)
-        print(out.to_string(index=False), flush=True)
+        write_batch_curve(read_run(f"{R}/{run}"), specs, dec["batch_sizes"], specs[0], "blockwise", output,
+                          title=(f"{title}: exact blockwise ({specs[-1]}) at batch sizes {dec['batch_sizes']}, "
+                                 f"{config.get('device', 'cpu')}, {dec['threads']} thread(s)"))
         return
     df = T.load_runs({f"{R}/{run}": key for run, key in runs(bw).items() if f"{R}/{run}/summary.csv" in item.inputs})
     if name == "blockwise_table1_scatter":

@@ -164,16 +164,11 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     p = Plan(config, R)
     g = p.g
     if name == BATCH_TABLE:
-        from fastdec.bench.batch_curves import batch_figure, batch_table
+        from fastdec.bench.batch_curves import write_batch_curve
 
-        df = batch_table(p.run("batch"), p.batch_curves, p.batch_sizes, p.baseline, "figure7")
-        if output.endswith(".png"):
-            title = (f"{config['experiment']}: GAD (k={p.k}) and GAD++ {parse_method(p.he).label} at batch sizes "
-                     f"{p.batch_sizes}, {config['device']}, {g['threads']} thread(s)")
-            print(json.dumps(batch_figure(df, output, title=title, paper="figure7")), flush=True)
-        else:
-            df.to_csv(output, index=False)
-            print(df.drop(columns=["paper_note"]).to_string(index=False), flush=True)
+        write_batch_curve(p.run("batch"), p.batch_curves, p.batch_sizes, p.baseline, "figure7", output,
+                          title=(f"{config['experiment']}: GAD (k={p.k}) and GAD++ {parse_method(p.he).label} at "
+                                 f"batch sizes {p.batch_sizes}, {config['device']}, {g['threads']} thread(s)"))
         return
     if name == "gad_figure4_speedup":
         run, beam = p.run("test"), parse_method(p.baseline)

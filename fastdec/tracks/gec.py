@@ -159,15 +159,14 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
 
         df = gec_table11(config)
     elif name == "gec_figure6_batch":
-        from fastdec.bench.batch_curves import batch_figure, batch_table
+        from fastdec.bench.batch_curves import write_batch_curve
 
-        df = batch_table(read_run(f"{R}/{_batch_run(config)}"), batch_specs(config), gb["batch_sizes"],
-                         batch_specs(config)[0], "figure6")
-        if output.endswith(".png"):
-            title = (f"{config['experiment']}: IAD at batch sizes {gb['batch_sizes']}, {source} {gb['split']}, "
-                     f"{model_description(config)}, {config['device']}, {gb['threads']} thread(s)")
-            print(json.dumps(batch_figure(df, output, title=title, paper="figure6")), flush=True)
-            return
+        write_batch_curve(read_run(f"{R}/{_batch_run(config)}"), batch_specs(config), gb["batch_sizes"],
+                          batch_specs(config)[0], "figure6", output,
+                          title=(f"{config['experiment']}: IAD at batch sizes {gb['batch_sizes']}, {source} "
+                                 f"{gb['split']}, {model_description(config)}, {config['device']}, "
+                                 f"{gb['threads']} thread(s)"))
+        return
     elif name == "gec_table12":
         df = tables.table12({t: read_run(f"{R}/{_run(s)}") for t, s in cpu.items()}, model=model_description(config),
                             beam=gb["beam"])
