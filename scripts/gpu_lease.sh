@@ -89,6 +89,6 @@ case "$cmd" in
     for _ in $(seq 60); do alive || break; sleep 1; done
     alive && kill -TERM -- "-$(cat "$STATE/pid")"
     echo "gpu_lease.sh: stopped; 'start' with the same options resumes" ;;
-  -h|--help|"") sed -n '2,14p' "$0"; [[ -n "$cmd" ]] || exit 2 ;;
+  -h|--help|"") awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; [[ -n "$cmd" ]] || exit 2 ;;
   *) die "unknown command '$cmd': start, wait or stop (see --help)" ;;
 esac

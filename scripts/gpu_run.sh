@@ -12,7 +12,8 @@
 # Options: --wheelhouse DIR (default: ./wheelhouse when it exists), --config FILE (config/demo_gpu.yaml; repeat it
 # for overlays, merged as Snakemake merges them), --part bench|all (bench), --dtype float32|float16|bfloat16 (the
 # config's), --cores N (all), --python PY (python3: the interpreter with CUDA torch), --venv DIR (.venv-gpu: sees
-# PY's packages, also when PY is itself a venv's), --install-only, --dry-run. Anything after `--` goes to snakemake.
+# PY's packages, also when PY is itself a venv's), --install-only, --dry-run. Anything after `--` goes to snakemake,
+# after the targets (`-- --prioritize results/<experiment>/gec/tables/gec_table1.csv`: that table's chain first).
 # Killed or timed out, it resumes where it stopped when run again (Snakemake --rerun-incomplete; training resumes
 # from its last checkpoint).
 set -euo pipefail
@@ -33,7 +34,7 @@ while [[ $# -gt 0 ]]; do
     --venv) need "$@"; VENV="$2"; shift 2 ;;
     --dry-run) DRY=1; shift ;;
     --install-only) INSTALL_ONLY=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -101,10 +102,11 @@ SMK=("$VENV/bin/snakemake"); [[ -x "${SMK[0]}" ]] || SMK=("$VPY" -m snakemake)
 CFG=(); [[ -n "$DTYPE" ]] && CFG=(--config "dtype=$DTYPE")
 DRYFLAG=(); [[ $DRY -eq 1 ]] && DRYFLAG=(-n)
 CMD="scripts/gpu_run.sh ${RECARGS[*]} --part $PART${DTYPE:+ --dtype $DTYPE}"
-echo "+ ${SMK[*]} --configfile ${CONFIGS[*]} --cores $CORES --resources gpu=1 ${CFG[*]} ${DRYFLAG[*]} ${EXTRA[*]} <targets>"
+echo "+ ${SMK[*]} --configfile ${CONFIGS[*]} --cores $CORES --resources gpu=1 ${CFG[*]} ${DRYFLAG[*]} <targets> ${EXTRA[*]}"
+# the options after `--` come last: one that takes several values (--prioritize FILE) must not swallow the targets
 # shellcheck disable=SC2086
 "${SMK[@]}" --configfile "${CONFIGS[@]}" --cores "$CORES" --resources gpu=1 --rerun-incomplete "${CFG[@]}" \
-  "${DRYFLAG[@]}" "${EXTRA[@]}" $TARGETS
+  "${DRYFLAG[@]}" $TARGETS "${EXTRA[@]}"
 # 4. the record: a dated row in docs/GPU.md, the tables in docs/gpu/
 REC=("$VPY" scripts/gpu_record.py record "${RECARGS[@]}" ${DTYPE:+--dtype "$DTYPE"} --command "$CMD")
 [[ $DRY -eq 1 ]] && REC+=(--dry-run --device-name "dry run")

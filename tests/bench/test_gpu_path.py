@@ -225,3 +225,21 @@ def test_record_merges_overlays_and_the_dtype():
     assert config["train"]["teacher"]["max_minutes"] == 3 and config["train"]["teacher"]["lr"] == 0.0007
     assert config["gec"]["benchmark"]["sentences"] == 500 and config["gec"]["benchmark"]["batch_sizes"][-1] == 32
     assert all(t.startswith("results/demo_gpu_lease/") for t in targets(config, "bench"))
+
+
+def _planned_jobs(out: str) -> int:
+    return int(next(line.split()[1] for line in out.splitlines() if line.startswith("total ")))
+
+
+def test_gpu_run_passes_snakemake_options_after_the_targets(tmp_path):
+    """`-- --prioritize FILE` (a lease's first table first) must not take the benchmark targets as more files to
+    prioritise, which would leave snakemake building its default target, the whole report."""
+    common = ["--dry-run", "--python", sys.executable, "--venv", str(tmp_path / "venv")]
+    plain = _gpu_run(*common)
+    assert plain.returncode == 0, (plain.stdout + plain.stderr)[-3000:]
+    first = _gpu_run(*common, "--", "--prioritize", "results/demo_gpu/gec/tables/gec_table1.csv")
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    assert "<targets> --prioritize results/demo_gpu/gec/tables/gec_table1.csv" in first.stdout
+    assert _planned_jobs(first.stdout) == _planned_jobs(plain.stdout)
+    everything = _gpu_run(*common, "--part", "all")
+    assert _planned_jobs(everything.stdout) > _planned_jobs(plain.stdout)  # the check above can tell them apart
