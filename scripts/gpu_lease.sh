@@ -21,6 +21,7 @@ alive() { [[ -f "$STATE/pid" ]] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; }
 
 pack() {  # what the run has written so far, in one file that a lease brings back ($OUT)
   local dest="${OUT:-$STATE}/gpu_lease.tgz" items=() p
+  mkdir -p "$(dirname "$dest")"
   cd "$REPO"
   [[ -f docs/GPU.md ]] && items+=(docs/GPU.md)
   [[ -d docs/gpu ]] && items+=(docs/gpu)
@@ -37,7 +38,7 @@ wait_run() {
   [[ -f "$STATE/pid" ]] || die "no run was started here ($STATE): scripts/gpu_lease.sh start [gpu_run.sh options]"
   while alive && (( SECONDS - t0 < max )); do sleep 2; done
   echo "--- the last lines of $STATE/gpu_run.log"
-  tail -n 40 "$STATE/gpu_run.log" || true
+  tail -n 40 "$STATE/gpu_run.log" | cut -c1-300 || true  # Snakemake's shell lines carry the whole config
   echo "---"
   pack
   if alive; then
