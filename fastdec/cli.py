@@ -1,5 +1,6 @@
 """The ``fastdec`` command (``python -m fastdec``): ``fastdec bench ...``, ``fastdec tables TRACK TABLE ...`` and
-``fastdec trace ...`` (one sentence, step by step) and ``fastdec report RESULTS... --output page.html``.
+``fastdec trace ...`` (one sentence, step by step), ``fastdec report RESULTS... --output page.html`` and
+``fastdec selfcheck`` (lossless on this device, on random models, in seconds).
 
 Known input errors (bad methods, missing files, bad values) print one ``error:`` line and exit 2.
 """
@@ -16,13 +17,14 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 def build_parser() -> argparse.ArgumentParser:
     from fastdec.bench import cli as bench
     from fastdec.bench import convert, trace
+    from fastdec.engine import selfcheck
     from fastdec.report import cli as report
     from fastdec.tracks import cli as tables
 
     ap = argparse.ArgumentParser(prog="fastdec", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     for name, module in (("bench", bench), ("tables", tables), ("trace", trace), ("report", report),
-                         ("ct2-convert", convert)):
+                         ("ct2-convert", convert), ("selfcheck", selfcheck)):
         p = sub.add_parser(name, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(run=module.main)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command for the GPU tables: install what is missing (offline, from a wheelhouse made by `make gpu-wheels`),
-# run the GPU config (its benchmark tables, or everything), and append a dated row to docs/GPU.md with the tables
-# copied to docs/gpu/. For a machine with Python + CUDA torch and no package registry.
+# check in seconds that decoding is lossless on this GPU (`fastdec selfcheck`), run the GPU config (its benchmark
+# tables, or everything), and append a dated row to docs/GPU.md with the tables copied to docs/gpu/. For a machine
+# with Python + CUDA torch and no package registry.
 #
 #   scripts/gpu_run.sh --wheelhouse /path/to/wheelhouse              # config/demo_gpu.yaml, benchmark tables
 #   scripts/gpu_run.sh --part all --dtype float16 --cores 16         # the whole report, half precision
@@ -91,12 +92,21 @@ if [[ $DRY -eq 0 ]]; then
   "$VPY" -c "$NEEDED" || die "$VENV cannot import what the workflow needs (above): a wheelhouse made for another Python or missing a package? ('make gpu-wheels GPU_PY=x.y')"
   "$VPY" -m pip check --disable-pip-version-check || echo "gpu_run.sh: warning: pip check reports the conflicts above; the run goes on" >&2
 fi
+# 3. lossless on this device, in seconds, before any training (random models, every exact method at batch 1 and
+# batched): float64 must be identical to greedy, or the run stops here rather than after the minutes of training;
+# float32 is reported. Without a GPU (--install-only) it checks the engine on the CPU under this torch.
+SELFCHECK=("$VPY" -m fastdec selfcheck --device auto)
+[[ $INSTALL_ONLY -eq 1 ]] && SELFCHECK+=(--sentences 8)
+run "${SELFCHECK[@]}" --dtype float64 || die "fastdec selfcheck: outputs differ from greedy in float64 (above): a defect in the engine on this device; nothing was trained"
+if [[ $INSTALL_ONLY -eq 0 ]]; then
+  run "${SELFCHECK[@]}" --dtype float32 || echo "gpu_run.sh: warning: in float32 some outputs of the random models differ from greedy (above); the run goes on and reports identical-to-greedy per table" >&2
+fi
 if [[ $INSTALL_ONLY -eq 1 ]]; then
   if [[ $DRY -eq 1 ]]; then echo "gpu_run.sh: dry run: $VENV is set up as above"; exit 0; fi
   echo "gpu_run.sh: $VENV is ready ($("$VPY" -c 'import torch, fairseq; print(f"torch {torch.__version__}, fairseq {fairseq.__version__}, CUDA available: {torch.cuda.is_available()}")'))"
   exit 0
 fi
-# 3. the run: snakemake on the GPU config; one GPU is the resource every GPU job claims
+# 4. the run: snakemake on the GPU config; one GPU is the resource every GPU job claims
 TARGETS=$("$VPY" scripts/gpu_record.py targets "${RECARGS[@]}" --part "$PART") || die "config ${CONFIGS[*]} is invalid (above)"
 SMK=("$VENV/bin/snakemake"); [[ -x "${SMK[0]}" ]] || SMK=("$VPY" -m snakemake)
 CFG=(); [[ -n "$DTYPE" ]] && CFG=(--config "dtype=$DTYPE")
@@ -107,7 +117,7 @@ echo "+ ${SMK[*]} --configfile ${CONFIGS[*]} --cores $CORES --resources gpu=1 ${
 # shellcheck disable=SC2086
 "${SMK[@]}" --configfile "${CONFIGS[@]}" --cores "$CORES" --resources gpu=1 --rerun-incomplete "${CFG[@]}" \
   "${DRYFLAG[@]}" $TARGETS "${EXTRA[@]}"
-# 4. the record: a dated row in docs/GPU.md, the tables in docs/gpu/
+# 5. the record: a dated row in docs/GPU.md, the tables in docs/gpu/
 REC=("$VPY" scripts/gpu_record.py record "${RECARGS[@]}" ${DTYPE:+--dtype "$DTYPE"} --command "$CMD")
 [[ $DRY -eq 1 ]] && REC+=(--dry-run --device-name "dry run")
 "${REC[@]}"

@@ -1,0 +1,122 @@
+"""``fastdec selfcheck``: is decoding lossless on this device? Seconds, before anything is trained.
+
+Random fairseq Transformers (three decoder variants) on ``--device`` in ``--dtype``; ragged random sources decoded
+by greedy search at batch 1 (the reference), then by every exact method at batch 1 and batched (padded and packed
+passes, per-row rollback): IAD's input copy, and noisy copies of each sentence's own greedy output accepted by the
+top-1 rule, by GAD++'s rule with beta = 1 and by Blockwise's top-k rule with k = 1. Every output must equal the
+reference. One line per model and method; exit status 1 if any output differs.
+
+scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32:
+reported), so a CUDA defect in the verifier, the KV-cache rollback or the batched path shows in seconds rather
+than after the lease's minutes of training.
+
+    python -m fastdec selfcheck [--device auto|cpu|cuda] [--dtype float64|float32] [--sentences N] [--batch B]
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+
+from .acceptance import AcceptanceRule, accept_top1, accept_top_beta, accept_top_k
+from .batched import decode_batched
+from .drafters import Drafter, InputCopyDrafter
+from .loop import draft_verify_accept, greedy_decode
+from .profile import build_random_transformer
+from .verifier import Verifier
+
+# decoder variants: post-norm with sinusoidal positions; pre-norm with learned positions; shared embeddings with an
+# embedding layer norm
+VARIANTS = {
+    "post-norm": dict(),
+    "pre-norm": dict(normalize_before=True, learned_pos=True),
+    "shared-emb": dict(share_all_embeddings=True, layernorm_embedding=True),
+}
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+class NoisyReferenceDrafter(Drafter):
+    """Drafts the next tokens of each sentence's known greedy output, each token replaced by a random one with
+    probability ``noise``: long drafts, partial acceptance, drafted EOS (``references``: source ids -> output)."""
+
+    name = "noisy-reference"
+
+    def __init__(self, references: Dict[Tuple[int, ...], List[int]], vocab_size: int, *, noise: float = 0.3,
+                 max_tokens: int = 10, seed: int = 0):
+        self.references, self.vocab_size = references, vocab_size
+        self.noise, self.max_tokens = noise, max_tokens
+        self.rng = random.Random(seed)
+
+    def propose(self, state) -> List[int]:
+        ref = self.references[tuple(state.src_list)]
+        n = self.rng.randint(0, self.max_tokens)
+        draft = ref[state.num_generated: state.num_generated + n]
+        return [self.rng.randrange(4, self.vocab_size) if self.rng.random() < self.noise else t for t in draft]
+
+
+def random_sources(vocab_size: int, eos: int, n: int, seed: int) -> List[torch.Tensor]:
+    rng = random.Random(seed)
+    return [torch.tensor([rng.randrange(4, vocab_size) for _ in range(rng.randint(0, 14))] + [eos])
+            for _ in range(n)]
+
+
+def exact_methods(references, vocab_size: int, seed: int) -> List[Tuple[str, Drafter, AcceptanceRule]]:
+    return [("iad", InputCopyDrafter(), accept_top1),
+            ("noisy-top1", NoisyReferenceDrafter(references, vocab_size, seed=seed), accept_top1),
+            ("gad++-beta1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 1), accept_top_beta(1, 2.5)),
+            ("blockwise-k1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 2), accept_top_k(1))]
+
+
+def check_model(ver: Verifier, vocab_size: int, eos: int, *, sentences: int, batch: int, seed: int,
+                methods=None, max_len_a: float = 1.2, max_len_b: int = 10) -> List[dict]:
+    """Rows ``{method, mode, identical, total}``: each method at batch 1 and batched (padded and packed) against
+    each sentence's batch-1 greedy output; ``methods`` (name, drafter, rule) defaults to :func:`exact_methods`."""
+    kw = dict(max_len_a=max_len_a, max_len_b=max_len_b)
+    srcs = random_sources(vocab_size, eos, sentences, seed)
+    greedy = [greedy_decode(ver, s, **kw).tokens for s in srcs]
+    refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
+    rows = [{"method": "greedy", "mode": f"batch {batch}",
+             "identical": _same(decode_batched(ver, srcs, batch_size=batch, **kw), greedy), "total": len(srcs)}]
+    for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed):
+        outs = {"batch 1": [draft_verify_accept(ver, s, drafter, rule, **kw) for s in srcs],
+                f"batch {batch} padded": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=False, **kw),
+                f"batch {batch} packed": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=True, **kw)}
+        rows += [{"method": name, "mode": mode, "identical": _same(out, greedy), "total": len(srcs)}
+                 for mode, out in outs.items()]
+    return rows
+
+
+def _same(results, greedy: Sequence[List[int]]) -> int:
+    return sum(r.tokens == g for r, g in zip(results, greedy))
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--device", default="auto", help="auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
+    p.add_argument("--dtype", default="float64", choices=sorted(DTYPES))
+    p.add_argument("--sentences", type=int, default=24, help="random sources per model (default 24)")
+    p.add_argument("--batch", type=int, default=8, help="batch size of the batched runs (default 8)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def main(a) -> int:
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if a.device == "auto" else a.device
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("--device cuda, but torch sees no GPU (torch.cuda.is_available() is False); use --device cpu")
+    if a.sentences < 1 or a.batch < 2:
+        raise ValueError("--sentences must be >= 1 and --batch >= 2")
+    t0, bad, total = time.perf_counter(), 0, 0
+    for i, (variant, kwargs) in enumerate(VARIANTS.items()):
+        model, d, _ = build_random_transformer(seed=a.seed + 100 + i, dtype=DTYPES[a.dtype], max_positions=64,
+                                               **kwargs)
+        ver = Verifier(model, device=device, dtype=DTYPES[a.dtype])
+        for r in check_model(ver, len(d), d.eos(), sentences=a.sentences, batch=a.batch, seed=a.seed + i):
+            print(f"{variant:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to greedy",
+                  flush=True)
+            bad += r["total"] - r["identical"]
+            total += r["total"]
+    name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"
+    print(f"selfcheck: {total - bad} of {total} outputs identical to greedy on {device} ({name}), {a.dtype}, "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
+    return 1 if bad else 0

@@ -1,0 +1,42 @@
+"""``fastdec selfcheck``, the lossless check that scripts/gpu_run.sh runs on the GPU before the workflow: on the
+CPU it passes for the exact methods, and it does report outputs that differ from greedy (a relaxed rule)."""
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO
+from fastdec.engine import InputCopyDrafter, Verifier, accept_top_beta
+from fastdec.engine.profile import build_random_transformer
+from fastdec.engine.selfcheck import check_model
+
+
+def test_selfcheck_passes_on_the_cpu():
+    r = subprocess.run([sys.executable, "-m", "fastdec", "selfcheck", "--device", "cpu", "--sentences", "10",
+                        "--batch", "4"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 * (1 + 4 * 3) + 1  # per model: batched greedy, then 4 methods x 3 modes; the summary
+    assert "iad" in r.stdout and "batch 4 packed" in r.stdout and "blockwise-k1" in r.stdout
+    assert lines[-1].startswith("selfcheck: 390 of 390 outputs identical to greedy on cpu")
+
+
+def test_selfcheck_reports_outputs_that_differ_from_greedy():
+    model, d, _ = build_random_transformer(seed=7, dtype=torch.float64, max_positions=64)
+    relaxed = [("top3", InputCopyDrafter(), accept_top_beta(3, math.inf))]  # not lossless: any top-3 token passes
+    rows = check_model(Verifier(model), len(d), d.eos(), sentences=12, batch=4, seed=0, methods=relaxed)
+    assert rows[0]["method"] == "greedy" and rows[0]["identical"] == rows[0]["total"] == 12
+    assert {r["mode"] for r in rows[1:]} == {"batch 1", "batch 4 padded", "batch 4 packed"}
+    assert all(r["identical"] < r["total"] for r in rows[1:])
+
+
+@pytest.mark.parametrize("args, msg", [(["--device", "cuda"], "torch sees no GPU"),
+                                       (["--device", "cpu", "--batch", "1"], "--batch >= 2")])
+def test_selfcheck_bad_arguments(args, msg):
+    if args[:2] == ["--device", "cuda"] and torch.cuda.is_available():
+        pytest.skip("a GPU is here")
+    r = subprocess.run([sys.executable, "-m", "fastdec", "selfcheck", *args], cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and msg in r.stderr
