@@ -11,6 +11,7 @@ initialised fairseq Transformer of a given size (:func:`build_random_transformer
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import time
 from types import SimpleNamespace
@@ -143,3 +144,35 @@ def build_random_transformer(
     model = model.to(dtype)
     model.eval()
     return model, src_dict, tgt_dict
+
+
+def build_random_nat_drafter(dictionary, *, layers=2, embed_dim=16, heads=2, ffn_dim=32, max_positions=64, seed=0,
+                             dtype=torch.float64, init_std=None, eos_boost=0.0, max_source_positions=64,
+                             attention="bidirectional", first_from_prefix=False):
+    """A randomly initialised ``nat_block_drafter`` whose dictionary is ``dictionary`` + ``<mask>``.
+
+    ``eos_boost`` > 0 scales the EOS row of the output projection, so EOS shows up inside drafted blocks.
+    """
+    import fastdec_fairseq  # noqa: F401  (registers the model)
+
+    from fastdec_fairseq.models.nat_block_drafter import MASK_SYMBOL, NATBlockDrafterModel
+
+    d = copy.deepcopy(dictionary)
+    d.add_symbol(MASK_SYMBOL)
+    args = argparse.Namespace(
+        encoder_layers=layers, decoder_layers=layers, encoder_embed_dim=embed_dim, decoder_embed_dim=embed_dim,
+        encoder_ffn_embed_dim=ffn_dim, decoder_ffn_embed_dim=ffn_dim, encoder_attention_heads=heads,
+        decoder_attention_heads=heads, max_source_positions=max_source_positions, max_target_positions=max_positions,
+        share_all_embeddings=True, share_decoder_input_output_embed=True, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, drafter_attention=attention, first_from_prefix=first_from_prefix)
+    torch.manual_seed(seed)
+    model = NATBlockDrafterModel.build_model(args, SimpleNamespace(source_dictionary=d, target_dictionary=d))
+    with torch.no_grad():
+        if init_std is not None:
+            g = torch.Generator().manual_seed(seed)
+            for p in model.parameters():
+                if p.dim() >= 2:
+                    p.copy_(torch.randn(p.shape, generator=g) * init_std)
+        if eos_boost:
+            model.decoder.output_projection.weight[d.eos()] *= eos_boost
+    return model.to(dtype).eval(), d

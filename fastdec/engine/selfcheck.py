@@ -2,8 +2,9 @@
 
 Random fairseq Transformers (three decoder variants) on ``--device`` in ``--dtype``; ragged random sources decoded
 by greedy search at batch 1 (the reference), then by every exact method at batch 1 and batched (padded and packed
-passes, per-row rollback): IAD's input copy, and noisy copies of each sentence's own greedy output accepted by the
-top-1 rule, by GAD++'s rule with beta = 1 and by Blockwise's top-k rule with k = 1. Every output must equal the
+passes, per-row rollback): IAD's input copy; GAD with a random NAT block drafter (k = 5) on the same device; and
+noisy copies of each sentence's own greedy output accepted by the top-1 rule, by GAD++'s rule with beta = 1 and by
+Blockwise's top-k rule with k = 1. Every output must equal the
 reference. One line per model and method; exit status 1 if any output differs.
 
 scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32:
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -24,7 +25,8 @@ from .acceptance import AcceptanceRule, accept_top1, accept_top_beta, accept_top
 from .batched import decode_batched
 from .drafters import Drafter, InputCopyDrafter
 from .loop import draft_verify_accept, greedy_decode
-from .profile import build_random_transformer
+from .nat_drafter import NATDrafter
+from .profile import build_random_nat_drafter, build_random_transformer
 from .verifier import Verifier
 
 # decoder variants: post-norm with sinusoidal positions; pre-norm with learned positions; shared embeddings with an
@@ -62,34 +64,39 @@ def random_sources(vocab_size: int, eos: int, n: int, seed: int) -> List[torch.T
             for _ in range(n)]
 
 
-def exact_methods(references, vocab_size: int, seed: int) -> List[Tuple[str, Drafter, AcceptanceRule]]:
-    return [("iad", InputCopyDrafter(), accept_top1),
+def exact_methods(references, vocab_size: int, seed: int, nat_drafter: Optional[Drafter] = None
+                  ) -> List[Tuple[str, Drafter, AcceptanceRule]]:
+    gad = [("gad", nat_drafter, accept_top1)] if nat_drafter is not None else []
+    return [("iad", InputCopyDrafter(), accept_top1), *gad,
             ("noisy-top1", NoisyReferenceDrafter(references, vocab_size, seed=seed), accept_top1),
             ("gad++-beta1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 1), accept_top_beta(1, 2.5)),
             ("blockwise-k1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 2), accept_top_k(1))]
 
 
 def check_model(ver: Verifier, vocab_size: int, eos: int, *, sentences: int, batch: int, seed: int,
-                methods=None, max_len_a: float = 1.2, max_len_b: int = 10) -> List[dict]:
-    """Rows ``{method, mode, identical, total}``: each method at batch 1 and batched (padded and packed) against
-    each sentence's batch-1 greedy output; ``methods`` (name, drafter, rule) defaults to :func:`exact_methods`."""
+                methods=None, nat_drafter: Optional[Drafter] = None, max_len_a: float = 1.2,
+                max_len_b: int = 10) -> List[dict]:
+    """Rows ``{method, mode, identical, total, tokens_per_iteration}``: each method at batch 1 and batched (padded and packed) against
+    each sentence's batch-1 greedy output; ``methods`` (name, drafter, rule) defaults to :func:`exact_methods`
+    (with GAD when ``nat_drafter`` is given)."""
     kw = dict(max_len_a=max_len_a, max_len_b=max_len_b)
     srcs = random_sources(vocab_size, eos, sentences, seed)
     greedy = [greedy_decode(ver, s, **kw).tokens for s in srcs]
     refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
-    rows = [{"method": "greedy", "mode": f"batch {batch}",
-             "identical": _same(decode_batched(ver, srcs, batch_size=batch, **kw), greedy), "total": len(srcs)}]
-    for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed):
+    out = decode_batched(ver, srcs, batch_size=batch, **kw)
+    rows = [_row("greedy", f"batch {batch}", out, greedy)]
+    for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed, nat_drafter):
         outs = {"batch 1": [draft_verify_accept(ver, s, drafter, rule, **kw) for s in srcs],
                 f"batch {batch} padded": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=False, **kw),
                 f"batch {batch} packed": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=True, **kw)}
-        rows += [{"method": name, "mode": mode, "identical": _same(out, greedy), "total": len(srcs)}
-                 for mode, out in outs.items()]
+        rows += [_row(name, mode, out, greedy) for mode, out in outs.items()]
     return rows
 
 
-def _same(results, greedy: Sequence[List[int]]) -> int:
-    return sum(r.tokens == g for r, g in zip(results, greedy))
+def _row(method: str, mode: str, results, greedy: Sequence[List[int]]) -> dict:
+    return {"method": method, "mode": mode, "identical": sum(r.tokens == g for r, g in zip(results, greedy)),
+            "total": len(greedy), "tokens_per_iteration": sum(len(r.tokens) for r in results)
+            / max(1, sum(r.stats.iterations for r in results))}
 
 
 def add_arguments(p) -> None:
@@ -111,9 +118,12 @@ def main(a) -> int:
         model, d, _ = build_random_transformer(seed=a.seed + 100 + i, dtype=DTYPES[a.dtype], max_positions=64,
                                                **kwargs)
         ver = Verifier(model, device=device, dtype=DTYPES[a.dtype])
-        for r in check_model(ver, len(d), d.eos(), sentences=a.sentences, batch=a.batch, seed=a.seed + i):
-            print(f"{variant:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to greedy",
-                  flush=True)
+        nat, _ = build_random_nat_drafter(d, seed=a.seed + i, dtype=DTYPES[a.dtype], init_std=0.5)
+        nat = NATDrafter(nat, k=5, verifier_vocab_size=ver.vocab_size, device=device, dtype=DTYPES[a.dtype])
+        for r in check_model(ver, len(d), d.eos(), sentences=a.sentences, batch=a.batch, seed=a.seed + i,
+                             nat_drafter=nat):
+            print(f"{variant:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to greedy"
+                  f", {r['tokens_per_iteration']:.2f} tokens/iteration", flush=True)
             bad += r["total"] - r["identical"]
             total += r["total"]
     name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"
