@@ -17,6 +17,13 @@ STATE="${GPU_LEASE_DIR:-$REPO/.gpu-lease}"
 STILL_RUNNING=3
 
 die() { echo "gpu_lease.sh: error: $*" >&2; exit 2; }
+detach() {  # run "$@" as the leader of a new session: setsid, or Python's os.setsid where util-linux is missing
+  if command -v setsid > /dev/null 2>&1 && [[ -z "${GPU_LEASE_NO_SETSID:-}" ]]; then
+    setsid "$@"
+  else
+    python3 -c 'import os, sys; os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+  fi
+}
 alive() { [[ -f "$STATE/pid" ]] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; }
 
 pack() {  # what the run has written so far, in one file that a lease brings back ($OUT)
@@ -73,7 +80,7 @@ case "$cmd" in
     mkdir -p "$STATE"; rm -f "$STATE/pid" "$STATE/rc"
     echo "== $(date -u +%FT%TZ) scripts/gpu_run.sh $*" >> "$STATE/gpu_run.log"
     # a session of its own: the lease ends a command's processes when it returns, not those of another session
-    PYTHONUNBUFFERED=1 setsid bash -c 'state=$1; shift; echo $$ > "$state/pid.new"; mv "$state/pid.new" "$state/pid"
+    PYTHONUNBUFFERED=1 detach bash -c 'state=$1; shift; echo $$ > "$state/pid.new"; mv "$state/pid.new" "$state/pid"
       "$@" >> "$state/gpu_run.log" 2>&1 < /dev/null; echo $? > "$state/rc"' gpu_lease "$STATE" \
       "$REPO/scripts/gpu_run.sh" "$@" > /dev/null 2>&1 < /dev/null &
     for _ in $(seq 100); do [[ -f "$STATE/pid" ]] && break; sleep 0.1; done

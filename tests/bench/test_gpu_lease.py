@@ -7,11 +7,14 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _lease(tmp_path, *args, timeout=600):
-    env = dict(os.environ, PYTHONPATH=str(REPO), GPU_LEASE_DIR=str(tmp_path / "state"), OUT=str(tmp_path / "out"))
+def _lease(tmp_path, *args, timeout=600, **env_extra):
+    env = dict(os.environ, PYTHONPATH=str(REPO), GPU_LEASE_DIR=str(tmp_path / "state"), OUT=str(tmp_path / "out"),
+               **env_extra)
     (tmp_path / "out").mkdir(exist_ok=True)
     return subprocess.run(["bash", str(REPO / "scripts/gpu_lease.sh"), *args], cwd=REPO, capture_output=True,
                           text=True, env=env, timeout=timeout)
@@ -28,11 +31,16 @@ def test_wait_and_stop_without_a_run_say_how_to_start(tmp_path):
     assert r.returncode == 2 and "--max needs a number of seconds" in r.stderr
 
 
-def test_a_run_goes_on_between_calls_and_each_call_packs_it(tmp_path):
+@pytest.mark.parametrize("detach", ["setsid", "python"])
+def test_a_run_goes_on_between_calls_and_each_call_packs_it(tmp_path, detach):
+    env = {"GPU_LEASE_NO_SETSID": "1"} if detach == "python" else {}
     dry = ["--dry-run", "--python", sys.executable, "--venv", str(tmp_path / "venv")]
-    r = _lease(tmp_path, "start", "--max", "0", *dry)
+    r = _lease(tmp_path, "start", "--max", "0", *dry, **env)
     assert r.returncode == 3, r.stdout + r.stderr  # the call returned; the run did not end with it
     assert "still running" in r.stdout and "wait' again now" in r.stdout
+    pid = (tmp_path / "state/pid").read_text().strip()
+    sid = subprocess.run(["ps", "-o", "sid=", "-p", pid], capture_output=True, text=True).stdout.strip()
+    assert sid == pid  # the leader of a session of its own, which a lease does not end with the command
     r = _lease(tmp_path, "start", *dry)
     assert r.returncode == 2 and "a run is going on" in r.stderr
     r = _lease(tmp_path, "wait", "--max", "500")
