@@ -111,7 +111,7 @@ def batch_figure(df: pd.DataFrame, output: str, *, title: str, paper: str) -> Di
 
 
 def write_batch_curve(run, specs: Sequence[str], batch_sizes: Sequence[int], beam_spec: str, paper: str,
-                      output: str, *, title: str) -> pd.DataFrame:
+                      output: str, *, title: str) -> None:
     """A track's batch curve written as its table (``output`` ``.csv``) or its figure (``.png``), the table or the
     speedups printed for the rule's log; the arguments are :func:`batch_table`'s and :func:`batch_figure`'s."""
     df = batch_table(run, specs, batch_sizes, beam_spec, paper)
@@ -120,4 +120,3 @@ def write_batch_curve(run, specs: Sequence[str], batch_sizes: Sequence[int], bea
     else:
         df.to_csv(output, index=False)
         print(df.drop(columns=["paper_note"]).to_string(index=False), flush=True)
-    return df

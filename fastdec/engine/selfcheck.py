@@ -4,8 +4,8 @@ Random fairseq Transformers (three decoder variants) on ``--device`` in ``--dtyp
 by greedy search at batch 1 (the reference), then by every exact method at batch 1 and batched (padded and packed
 passes, per-row rollback): IAD's input copy; GAD with a random NAT block drafter (k = 5) on the same device; and
 noisy copies of each sentence's own greedy output accepted by the top-1 rule, by GAD++'s rule with beta = 1 and by
-Blockwise's top-k rule with k = 1. Every output must equal the
-reference. One line per model and method; exit status 1 if any output differs.
+Blockwise's top-k rule with k = 1. Every output must equal the reference. One line per model and method; exit
+status 1 if any output differs. The noisy-copy drafters are the engine tests' too (tests/helpers/drafters.py).
 
 scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32:
 reported), so a CUDA defect in the verifier, the KV-cache rollback or the batched path shows in seconds rather
@@ -39,23 +39,49 @@ VARIANTS = {
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
-class NoisyReferenceDrafter(Drafter):
-    """Drafts the next tokens of each sentence's known greedy output, each token replaced by a random one with
-    probability ``noise``: long drafts, partial acceptance, drafted EOS (``references``: source ids -> output)."""
+class NoisyOracleDrafter(Drafter):
+    """Drafts a known continuation (e.g. the greedy output) with random corruptions.
 
-    name = "noisy-reference"
+    ``reference`` is the full expected output ``o_1 .. o_m``; each iteration drafts up to
+    ``max_tokens`` of ``reference[j:]`` and replaces each token by a random id with probability ``noise``.
+    """
 
-    def __init__(self, references: Dict[Tuple[int, ...], List[int]], vocab_size: int, *, noise: float = 0.3,
-                 max_tokens: int = 10, seed: int = 0):
-        self.references, self.vocab_size = references, vocab_size
-        self.noise, self.max_tokens = noise, max_tokens
+    name = "noisy-oracle"
+
+    def __init__(self, reference: Sequence[int], vocab_size: int, noise: float = 0.2, max_tokens: int = 10,
+                 seed: int = 0, low: int = 4):
+        self.reference = list(reference)
+        self.vocab_size, self.noise, self.max_tokens, self.low = vocab_size, noise, max_tokens, low
         self.rng = random.Random(seed)
 
     def propose(self, state) -> List[int]:
-        ref = self.references[tuple(state.src_list)]
-        n = self.rng.randint(0, self.max_tokens)
-        draft = ref[state.num_generated: state.num_generated + n]
-        return [self.rng.randrange(4, self.vocab_size) if self.rng.random() < self.noise else t for t in draft]
+        j = state.num_generated
+        k = self.rng.randint(0, self.max_tokens)
+        return [self.rng.randrange(self.low, self.vocab_size) if self.rng.random() < self.noise else t
+                for t in self.reference[j: j + k]]
+
+
+class PerSourceDrafter(Drafter):
+    """One drafter serving a batch: row by row, a child drafter per distinct source, ``make(src_list)`` building it
+    (e.g. a noisy oracle of that sentence's own greedy output). Rows of the same source share their child."""
+
+    name = "per-source"
+
+    def __init__(self, make):
+        self.make = make
+        self.children = {}
+
+    def child(self, state):
+        key = tuple(state.src_list)
+        if key not in self.children:
+            self.children[key] = self.make(state.src_list)
+        return self.children[key]
+
+    def start(self, state):
+        self.child(state).start(state)
+
+    def propose(self, state):
+        return self.child(state).propose(state)
 
 
 def random_sources(vocab_size: int, eos: int, n: int, seed: int) -> List[torch.Tensor]:
@@ -64,27 +90,32 @@ def random_sources(vocab_size: int, eos: int, n: int, seed: int) -> List[torch.T
             for _ in range(n)]
 
 
+def noisy_references(references: Dict[Tuple[int, ...], List[int]], vocab_size: int, seed: int) -> Drafter:
+    """Per sentence, noisy drafts of its own greedy output (``references``: source ids -> output): long drafts,
+    partial acceptance, drafted EOS."""
+    return PerSourceDrafter(lambda src: NoisyOracleDrafter(references[tuple(src)], vocab_size, noise=0.3, seed=seed))
+
+
 def exact_methods(references, vocab_size: int, seed: int, nat_drafter: Optional[Drafter] = None
                   ) -> List[Tuple[str, Drafter, AcceptanceRule]]:
     gad = [("gad", nat_drafter, accept_top1)] if nat_drafter is not None else []
     return [("iad", InputCopyDrafter(), accept_top1), *gad,
-            ("noisy-top1", NoisyReferenceDrafter(references, vocab_size, seed=seed), accept_top1),
-            ("gad++-beta1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 1), accept_top_beta(1, 2.5)),
-            ("blockwise-k1", NoisyReferenceDrafter(references, vocab_size, seed=seed + 2), accept_top_k(1))]
+            ("noisy-top1", noisy_references(references, vocab_size, seed), accept_top1),
+            ("gad++-beta1", noisy_references(references, vocab_size, seed + 1), accept_top_beta(1, 2.5)),
+            ("blockwise-k1", noisy_references(references, vocab_size, seed + 2), accept_top_k(1))]
 
 
 def check_model(ver: Verifier, vocab_size: int, eos: int, *, sentences: int, batch: int, seed: int,
                 methods=None, nat_drafter: Optional[Drafter] = None, max_len_a: float = 1.2,
                 max_len_b: int = 10) -> List[dict]:
-    """Rows ``{method, mode, identical, total, tokens_per_iteration}``: each method at batch 1 and batched (padded and packed) against
-    each sentence's batch-1 greedy output; ``methods`` (name, drafter, rule) defaults to :func:`exact_methods`
-    (with GAD when ``nat_drafter`` is given)."""
+    """Rows ``{method, mode, identical, total, tokens_per_iteration}``: each method at batch 1 and batched (padded
+    and packed) against each sentence's batch-1 greedy output; ``methods`` (name, drafter, rule) defaults to
+    :func:`exact_methods` (with GAD when ``nat_drafter`` is given)."""
     kw = dict(max_len_a=max_len_a, max_len_b=max_len_b)
     srcs = random_sources(vocab_size, eos, sentences, seed)
     greedy = [greedy_decode(ver, s, **kw).tokens for s in srcs]
     refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
-    out = decode_batched(ver, srcs, batch_size=batch, **kw)
-    rows = [_row("greedy", f"batch {batch}", out, greedy)]
+    rows = [_row("greedy", f"batch {batch}", decode_batched(ver, srcs, batch_size=batch, **kw), greedy)]
     for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed, nat_drafter):
         outs = {"batch 1": [draft_verify_accept(ver, s, drafter, rule, **kw) for s in srcs],
                 f"batch {batch} padded": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=False, **kw),
