@@ -94,7 +94,8 @@ if [[ $DRY -eq 0 ]]; then
 fi
 # 3. lossless on this device, in seconds, before any training (random models, every exact method at batch 1 and
 # batched): float64 must be identical to greedy, or the run stops here rather than after the minutes of training;
-# float32 is reported. Without a GPU (--install-only) it checks the engine on the CPU under this torch.
+# float32 (and --dtype's half precision) is reported. Without a GPU (--install-only) it checks the engine on the CPU
+# under this torch.
 SELFCHECK=("$VPY" -m fastdec selfcheck --device auto)
 [[ $INSTALL_ONLY -eq 1 ]] && SELFCHECK+=(--sentences 8)
 run "${SELFCHECK[@]}" --dtype float64 || die "fastdec selfcheck: outputs differ from greedy in float64 (above): a defect in the engine on this device; nothing was trained"
@@ -103,7 +104,9 @@ if [[ $INSTALL_ONLY -eq 1 ]]; then
   echo "gpu_run.sh: $VENV is ready ($("$VPY" -c 'import torch, fairseq; print(f"torch {torch.__version__}, fairseq {fairseq.__version__}, CUDA available: {torch.cuda.is_available()}")'))"
   exit 0
 fi
-run "${SELFCHECK[@]}" --dtype float32 || echo "gpu_run.sh: warning: in float32 some outputs of the random models differ from greedy (above); the run goes on and reports identical-to-greedy per table" >&2
+for dt in float32 ${DTYPE/float32/}; do
+  run "${SELFCHECK[@]}" --dtype "$dt" || echo "gpu_run.sh: warning: in $dt some outputs of the random models differ from greedy (above); the run goes on and reports identical-to-greedy per table" >&2
+done
 # 4. the run: snakemake on the GPU config; one GPU is the resource every GPU job claims
 TARGETS=$("$VPY" scripts/gpu_record.py targets "${RECARGS[@]}" --part "$PART") || die "config ${CONFIGS[*]} is invalid (above)"
 SMK=("$VENV/bin/snakemake"); [[ -x "${SMK[0]}" ]] || SMK=("$VPY" -m snakemake)

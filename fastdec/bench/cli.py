@@ -75,6 +75,10 @@ def main(a: argparse.Namespace) -> int:
         raise ValueError(f"{a.input} is empty")
     loaded = load_model(a.checkpoint, a.data_bin, device=a.device, dtype=a.dtype, user_dir=a.user_dir)
     verifier = make_verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)
+    if any(m.kind == "engine" and m.batch_size > 1 for m in methods):
+        from fastdec.engine.batched import check_batchable
+
+        check_batchable(verifier)  # before the batch-1 rows spend their minutes
     sources = [loaded.encode(line) for line in lines]
     for i, s in enumerate(sources):
         if s.numel() > verifier.max_source_positions:

@@ -41,7 +41,7 @@ from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, 
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
-__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size", "encode_batch",
+__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size", "check_batchable", "encode_batch",
            "bidirectional_pass"]
 
 _LAZY_FIRST_CHUNK = 8
@@ -54,6 +54,15 @@ def check_batch_size(batch_size) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
     return batch_size
+
+
+def check_batchable(verifier) -> None:
+    """Raise ``ValueError`` unless ``verifier`` is a Transformer :class:`Verifier`: the batched caches are its
+    per-layer keys and values (an efficient student's SSRU / AAN state has no batched form here)."""
+    if not isinstance(verifier, Verifier):
+        raise ValueError(f"batched engine decoding (batch size > 1) needs a Transformer verifier, not "
+                         f"{type(verifier).__name__} (an efficient student decodes at batch 1): drop ':batch=N' "
+                         "from the engine method, or decode batched with fairseq:beam=B:batch=N")
 
 
 def encode_batch(ver: Verifier, sources: Sequence[Tensor]):
@@ -105,6 +114,7 @@ class BatchedVerifier:
     """
 
     def __init__(self, verifier: Verifier, pack: Optional[bool] = None):
+        check_batchable(verifier)
         self.ver = verifier
         self.device, self.dtype = verifier.device, verifier.dtype
         # the linear layers on the real tokens only (padding skipped): on a CPU a wide pass costs its arithmetic,

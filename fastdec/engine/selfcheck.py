@@ -7,11 +7,11 @@ noisy copies of each sentence's own greedy output accepted by the top-1 rule, by
 Blockwise's top-k rule with k = 1. Every output must equal the reference. One line per model and method; exit
 status 1 if any output differs. The noisy-copy drafters are the engine tests' too (tests/helpers/drafters.py).
 
-scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32:
-reported), so a CUDA defect in the verifier, the KV-cache rollback or the batched path shows in seconds rather
+scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32,
+and float16/bfloat16 when the run is in half precision: reported, since ties may flip), so a CUDA defect in the verifier, the KV-cache rollback or the batched path shows in seconds rather
 than after the lease's minutes of training.
 
-    python -m fastdec selfcheck [--device auto|cpu|cuda] [--dtype float64|float32] [--sentences N] [--batch B]
+    python -m fastdec selfcheck [--device auto|cpu|cuda] [--dtype float64|float32|float16|bfloat16] [--sentences N] [--batch B]
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ VARIANTS = {
     "pre-norm": dict(normalize_before=True, learned_pos=True),
     "shared-emb": dict(share_all_embeddings=True, layernorm_embedding=True),
 }
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
+DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 class NoisyOracleDrafter(Drafter):
@@ -142,14 +142,17 @@ def main(a) -> int:
     device = ("cuda" if torch.cuda.is_available() else "cpu") if a.device == "auto" else a.device
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError("--device cuda, but torch sees no GPU (torch.cuda.is_available() is False); use --device cpu")
+    half = DTYPES[a.dtype] in (torch.float16, torch.bfloat16)
+    if half and not device.startswith("cuda"):
+        raise ValueError(f"--dtype {a.dtype} needs a GPU (--device cuda); on the CPU use float64 or float32")
     if a.sentences < 1 or a.batch < 2:
         raise ValueError("--sentences must be >= 1 and --batch >= 2")
     t0, bad, total = time.perf_counter(), 0, 0
+    build_dtype = torch.float32 if half else DTYPES[a.dtype]  # random weights drawn in float32, then cast, as loaded
     for i, (variant, kwargs) in enumerate(VARIANTS.items()):
-        model, d, _ = build_random_transformer(seed=a.seed + 100 + i, dtype=DTYPES[a.dtype], max_positions=64,
-                                               **kwargs)
+        model, d, _ = build_random_transformer(seed=a.seed + 100 + i, dtype=build_dtype, max_positions=64, **kwargs)
         ver = Verifier(model, device=device, dtype=DTYPES[a.dtype])
-        nat, _ = build_random_nat_drafter(d, seed=a.seed + i, dtype=DTYPES[a.dtype], init_std=0.5)
+        nat, _ = build_random_nat_drafter(d, seed=a.seed + i, dtype=build_dtype, init_std=0.5)
         nat = NATDrafter(nat, k=5, verifier_vocab_size=ver.vocab_size, device=device, dtype=DTYPES[a.dtype])
         for r in check_model(ver, len(d), d.eos(), sentences=a.sentences, batch=a.batch, seed=a.seed + i,
                              nat_drafter=nat):

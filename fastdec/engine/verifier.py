@@ -47,6 +47,9 @@ _DTYPES = {
     "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
     "float64": torch.float64, "fp64": torch.float64, "double": torch.float64,
 }
+# Half precision is refused on the CPU (slow, and no user wants it there). The CPU tests set this to run the engine's
+# and the baseline's half-precision code (dtype casts, float32 log-softmax) without a GPU (tests/engine/test_half_on_cpu.py).
+HALF_ON_CPU = False
 
 
 def resolve_device_dtype(device: Any = "cpu", dtype: Any = None) -> tuple[torch.device, torch.dtype]:
@@ -68,7 +71,7 @@ def resolve_device_dtype(device: Any = "cpu", dtype: Any = None) -> tuple[torch.
         if key not in _DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; choose from {sorted(set(_DTYPES))}")
         dt = _DTYPES[key]
-    if dt in (torch.float16, torch.bfloat16) and dev.type != "cuda":
+    if dt in (torch.float16, torch.bfloat16) and dev.type != "cuda" and not HALF_ON_CPU:
         raise ValueError(f"dtype {dt} is only supported on CUDA (got device {dev})")
     return dev, dt
 

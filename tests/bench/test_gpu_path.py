@@ -159,6 +159,8 @@ def test_gpu_run_dry_run_plans_the_tables_and_the_record(tmp_path):
     assert r.returncode == 0, out[-3000:]
     assert f"--no-index --find-links {wheels}" in out and "--no-build-isolation --no-deps fairseq-fixed==0.12.3.1" in out
     assert "--resources gpu=1" in out and "dtype=float16" in out
+    checks = [line.split("--dtype ")[1] for line in out.splitlines() if "fastdec selfcheck" in line and "+ " in line]
+    assert checks == ["float64", "float32", "float16"]  # float64 must pass; float32 and the run's dtype are reported
     for table in ("gec/tables/gec_table1.csv", "gad/tables/gad_table1.csv", "gad/figures/gad_figure7_batch.png",
                   "gec/figures/gec_figure6_batch.png", "blockwise/tables/blockwise_table4.csv"):
         assert f"results/demo_gpu/{table}" in out, table  # asked of snakemake (and planned by its dry run)
@@ -201,6 +203,8 @@ def test_gpu_run_overlay_and_install_only_dry_runs(tmp_path):
     r = _gpu_run(*common, "--config", "config/demo_gpu.yaml", "--config", "config/variants/gpu_lease.yaml")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
+    assert [line.split("--dtype ")[1] for line in out.splitlines() if "fastdec selfcheck" in line] == ["float64",
+                                                                                                   "float32"]
     assert "--configfile config/demo_gpu.yaml config/variants/gpu_lease.yaml" in out
     assert "results/demo_gpu_lease/gec/tables/gec_table1.csv" in out and "This was a dry-run" in out
     assert "fairseq-fixed" not in out  # nothing to build when the listing has no fairseq

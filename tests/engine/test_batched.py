@@ -137,6 +137,14 @@ def test_bad_batch_sizes_are_clear_errors():
         BatchedVerifier(ver).start([])
 
 
+def test_an_efficient_student_at_batch_size_above_1_is_a_clear_error():
+    from helpers.students import random_student
+
+    _, d, student = random_student(0)
+    with pytest.raises(ValueError, match="needs a Transformer verifier, not StudentVerifier"):
+        decode_batched(student, [torch.tensor([5, 6, d.eos()])] * 2, batch_size=2)
+
+
 def test_nat_drafter_batched_blocks_equal_its_batch1_blocks():
     """One padded bidirectional pass for all rows proposes what the drafter proposes row by row."""
     from fastdec.engine.loop import DecodeState

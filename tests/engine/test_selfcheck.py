@@ -34,7 +34,8 @@ def test_selfcheck_reports_outputs_that_differ_from_greedy():
 
 
 @pytest.mark.parametrize("args, msg", [(["--device", "cuda"], "torch sees no GPU"),
-                                       (["--device", "cpu", "--batch", "1"], "--batch >= 2")])
+                                       (["--device", "cpu", "--batch", "1"], "--batch >= 2"),
+                                       (["--device", "cpu", "--dtype", "bfloat16"], "needs a GPU (--device cuda)")])
 def test_selfcheck_bad_arguments(args, msg):
     if args[:2] == ["--device", "cuda"] and torch.cuda.is_available():
         pytest.skip("a GPU is here")
