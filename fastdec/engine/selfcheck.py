@@ -8,10 +8,12 @@ Blockwise's top-k rule with k = 1. Every output must equal the reference. One li
 status 1 if any output differs. The noisy-copy drafters are the engine tests' too (tests/helpers/drafters.py).
 
 scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32,
-and float16/bfloat16 when the run is in half precision: reported, since ties may flip), so a CUDA defect in the verifier, the KV-cache rollback or the batched path shows in seconds rather
-than after the lease's minutes of training.
+and float16/bfloat16 when the run is in half precision: reported, since ties may flip), so a CUDA defect in the
+verifier, the KV-cache rollback or the batched path shows in seconds rather than after the lease's minutes of
+training.
 
-    python -m fastdec selfcheck [--device auto|cpu|cuda] [--dtype float64|float32|float16|bfloat16] [--sentences N] [--batch B]
+    python -m fastdec selfcheck [--device auto|cpu|cuda] [--dtype float64|float32|float16|bfloat16]
+                                [--sentences N] [--batch B]
 """
 from __future__ import annotations
 

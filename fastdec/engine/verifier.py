@@ -48,7 +48,8 @@ _DTYPES = {
     "float64": torch.float64, "fp64": torch.float64, "double": torch.float64,
 }
 # Half precision is refused on the CPU (slow, and no user wants it there). The CPU tests set this to run the engine's
-# and the baseline's half-precision code (dtype casts, float32 log-softmax) without a GPU (tests/engine/test_half_on_cpu.py).
+# and the baseline's half-precision code (dtype casts, float32 log-softmax) without a GPU
+# (tests/engine/test_half_on_cpu.py).
 HALF_ON_CPU = False
 
 

@@ -12,10 +12,10 @@ import torch
 import fastdec.engine.verifier as verifier_module
 from fastdec.bench.results import read_run
 from fastdec.cli import main
-from fastdec.engine.nat_drafter import NATDrafter
-from fastdec.engine.profile import build_random_nat_drafter, build_random_transformer
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
 from fastdec.engine.loop import draft_verify_accept
+from fastdec.engine.nat_drafter import NATDrafter
+from fastdec.engine.profile import build_random_nat_drafter, build_random_transformer
 from fastdec.engine.selfcheck import VARIANTS, check_model, random_sources
 from fastdec.engine.verifier import Verifier, resolve_device_dtype
 
