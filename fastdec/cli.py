@@ -1,6 +1,8 @@
 """The ``fastdec`` command (``python -m fastdec``): ``fastdec bench ...``, ``fastdec tables TRACK TABLE ...`` and
 ``fastdec trace ...`` (one sentence, step by step), ``fastdec report RESULTS... --output page.html`` and
-``fastdec selfcheck`` (lossless on this device, on random models, in seconds).
+``fastdec selfcheck`` (lossless on this device, on random models, in seconds), ``fastdec gpu-pack`` and
+``fastdec gpu-suite`` (a finished run's models to a GPU machine and every GPU figure inside a time limit),
+``fastdec gpu-record`` (its output into docs/GPU.md and docs/gpu/).
 
 Known input errors (bad methods, missing files, bad values) print one ``error:`` line and exit 2.
 """
@@ -16,7 +18,7 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 def build_parser() -> argparse.ArgumentParser:
     from fastdec.bench import cli as bench
-    from fastdec.bench import convert, trace
+    from fastdec.bench import convert, gpu_pack, gpu_record, gpu_suite, trace
     from fastdec.engine import selfcheck
     from fastdec.report import cli as report
     from fastdec.tracks import cli as tables
@@ -24,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="fastdec", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     for name, module in (("bench", bench), ("tables", tables), ("trace", trace), ("report", report),
-                         ("ct2-convert", convert), ("selfcheck", selfcheck)):
+                         ("ct2-convert", convert), ("selfcheck", selfcheck), ("gpu-pack", gpu_pack),
+                         ("gpu-suite", gpu_suite), ("gpu-record", gpu_record)):
         p = sub.add_parser(name, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(run=module.main)

@@ -12,6 +12,7 @@ share of its batch's time.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -165,8 +166,12 @@ def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor
 
 
 def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[torch.Tensor], *, warmup: int = 0,
-                  repeats: int = 1, progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Record]]:
-    """Decode every source with every method (see the module docstring); ``{label: records in input order}``."""
+                  repeats: int = 1, progress: Optional[Callable[[int, int], None]] = None,
+                  deadline: Optional[float] = None) -> Dict[str, List[Record]]:
+    """Decode every source with every method (see the module docstring); ``{label: records in input order}``.
+
+    ``deadline`` (a ``time.perf_counter()`` value): the batch-1 loop stops after the sentence during which it passed,
+    and every method, batched ones included, keeps that many sentences (a run that must end inside a time limit)."""
     if repeats < 1 or warmup < 0:
         raise ValueError("repeats must be >= 1 and warmup >= 0")
     labels = [m.label for m in methods]
@@ -192,6 +197,9 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                 out[m.label].append(best)
             if progress is not None:
                 progress(i, len(sources))
+            if n and deadline is not None and time.perf_counter() > deadline and i + 1 < len(sources):
+                sources = sources[: i + 1]
+                break
         for m in methods:
             if m.batch_size > 1:
                 decode_all = systems.build_batched(m)

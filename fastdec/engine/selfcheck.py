@@ -140,6 +140,22 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def run_selfcheck(device: str, dtype: str, *, sentences: int = 24, batch: int = 8, seed: int = 0) -> List[dict]:
+    """The rows of :func:`check_model` for each random model variant (key ``variant`` added) on ``device`` in
+    ``dtype`` (a name of :data:`DTYPES`)."""
+    half = DTYPES[dtype] in (torch.float16, torch.bfloat16)
+    build_dtype = torch.float32 if half else DTYPES[dtype]  # random weights drawn in float32, then cast, as loaded
+    rows = []
+    for i, (variant, kwargs) in enumerate(VARIANTS.items()):
+        model, d, _ = build_random_transformer(seed=seed + 100 + i, dtype=build_dtype, max_positions=64, **kwargs)
+        ver = Verifier(model, device=device, dtype=DTYPES[dtype])
+        nat, _ = build_random_nat_drafter(d, seed=seed + i, dtype=build_dtype, init_std=0.5)
+        nat = NATDrafter(nat, k=5, verifier_vocab_size=ver.vocab_size, device=device, dtype=DTYPES[dtype])
+        rows += [{"variant": variant, **r} for r in check_model(ver, len(d), d.eos(), sentences=sentences,
+                                                                 batch=batch, seed=seed + i, nat_drafter=nat)]
+    return rows
+
+
 def main(a) -> int:
     device = ("cuda" if torch.cuda.is_available() else "cpu") if a.device == "auto" else a.device
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -149,19 +165,13 @@ def main(a) -> int:
         raise ValueError(f"--dtype {a.dtype} needs a GPU (--device cuda); on the CPU use float64 or float32")
     if a.sentences < 1 or a.batch < 2:
         raise ValueError("--sentences must be >= 1 and --batch >= 2")
-    t0, bad, total = time.perf_counter(), 0, 0
-    build_dtype = torch.float32 if half else DTYPES[a.dtype]  # random weights drawn in float32, then cast, as loaded
-    for i, (variant, kwargs) in enumerate(VARIANTS.items()):
-        model, d, _ = build_random_transformer(seed=a.seed + 100 + i, dtype=build_dtype, max_positions=64, **kwargs)
-        ver = Verifier(model, device=device, dtype=DTYPES[a.dtype])
-        nat, _ = build_random_nat_drafter(d, seed=a.seed + i, dtype=build_dtype, init_std=0.5)
-        nat = NATDrafter(nat, k=5, verifier_vocab_size=ver.vocab_size, device=device, dtype=DTYPES[a.dtype])
-        for r in check_model(ver, len(d), d.eos(), sentences=a.sentences, batch=a.batch, seed=a.seed + i,
-                             nat_drafter=nat):
-            print(f"{variant:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to greedy"
-                  f", {r['tokens_per_iteration']:.2f} tokens/iteration", flush=True)
-            bad += r["total"] - r["identical"]
-            total += r["total"]
+    t0 = time.perf_counter()
+    rows = run_selfcheck(device, a.dtype, sentences=a.sentences, batch=a.batch, seed=a.seed)
+    for r in rows:
+        print(f"{r['variant']:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to "
+              f"greedy, {r['tokens_per_iteration']:.2f} tokens/iteration", flush=True)
+    total = sum(r["total"] for r in rows)
+    bad = total - sum(r["identical"] for r in rows)
     name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"
     print(f"selfcheck: {total - bad} of {total} outputs identical to greedy on {device} ({name}), {a.dtype}, "
           f"{time.perf_counter() - t0:.1f} s", flush=True)

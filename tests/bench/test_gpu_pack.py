@@ -1,0 +1,131 @@
+"""The GPU pack and suite: the pack's compressed files round-trip, the runner's deadline keeps every method on the
+same sentences, the pack carries what decoding imports beyond the lent image, and (slow) the smoke run's models are
+packed and the GPU command runs on the CPU into an output folder within a transfer's file limits, every exact row
+identical to greedy; the recorder turns that folder into docs."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fastdec.bench.gpu_pack import SITE_DISTRIBUTIONS, make_pack
+from fastdec.bench.pack_files import compress_file, decompress_file, unpack
+from fastdec.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 4096 * 4 + 3])
+def test_pack_files_round_trip(tmp_path, n):
+    data = np.random.default_rng(n).standard_normal(n // 4 + 1).astype(np.float32).tobytes()[:n]
+    (tmp_path / "a").write_bytes(data)
+    compress_file(str(tmp_path / "a"), str(tmp_path / "a.z"))
+    decompress_file(str(tmp_path / "a.z"), str(tmp_path / "b"))
+    assert (tmp_path / "b").read_bytes() == data
+
+
+def test_decompress_refuses_a_foreign_file(tmp_path):
+    (tmp_path / "x").write_bytes(b"not a pack file")
+    with pytest.raises(ValueError, match="not a compressed pack file"):
+        decompress_file(str(tmp_path / "x"), str(tmp_path / "y"))
+    with pytest.raises(ValueError, match="no manifest.json"):
+        unpack(str(tmp_path), str(tmp_path / "out"))
+
+
+def test_runner_deadline_keeps_every_method_on_the_same_sentences(tiny_checkpoint, tiny_databin):
+    from fastdec.bench.methods import parse_methods
+    from fastdec.bench.runner import Context, run_benchmark
+    from fastdec.engine.load import load_model, make_verifier
+
+    loaded = load_model(tiny_checkpoint, tiny_databin, dtype="float64")
+    ctx = Context(loaded, make_verifier(loaded.model, dtype=loaded.dtype), 1.2, 5)
+    lines = (tiny_databin.parent / "test.src").read_text().splitlines()[:6]
+    sources = [loaded.encode(line) for line in lines]
+    methods = parse_methods("greedy,iad,fairseq:beam=1,greedy:batch=2")
+    full = run_benchmark(methods, ctx, sources)
+    assert {len(v) for v in full.values()} == {6}
+    cut = run_benchmark(methods, ctx, sources, deadline=time.perf_counter() - 1)  # passed: one sentence each
+    assert {label: len(v) for label, v in cut.items()} == {m.label: 1 for m in methods}
+    assert all(cut[label][0].tokens == full[label][0].tokens for label in cut)
+
+
+def test_pack_carries_what_decoding_imports_beyond_the_image():
+    """Import every module the GPU suite decodes with; each distribution it loads is the image's, or travels."""
+    code = ("import sys, os; os.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD']='1';"
+            "import fastdec.cli, fastdec.bench.gpu_suite, fastdec.bench.runner, fastdec.bench.results, "
+            "fastdec.engine.load, fastdec.engine.nat_drafter, fastdec.engine.blockwise_drafter, "
+            "fastdec.engine.selfcheck, fastdec.engine.profile, fastdec.engine.batched, fastdec.engine.student_verifier,"
+            " fastdec.text, fastdec_fairseq, sacremoses, fastdec.eval.bleu;"
+            "from importlib.metadata import packages_distributions as p; d=p();"
+            "print('\\n'.join(sorted({x for m in list(sys.modules) for x in d.get(m.split('.')[0], [])})))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    image = {line.strip().lower() for line in (REPO / "envs/gpu-image-cuda.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")}
+    loaded = {name.lower().replace("_", "-") for name in r.stdout.split()}
+    missing = loaded - image - {d.lower() for d in SITE_DISTRIBUTIONS} - {"fastdec"}
+    assert not missing, f"decoding imports {missing}, which the GPU image lacks and the pack does not carry"
+    assert not {d for d in SITE_DISTRIBUTIONS if d != "sacrebleu"} & image  # nothing travels twice
+
+
+def test_gpu_pack_errors_name_the_fix(tmp_path, capsys):
+    assert main(["gpu-pack", str(tmp_path / "results/nothing"), "--out", str(tmp_path / "p")]) == 2
+    assert "no such results folder" in capsys.readouterr().err
+    (tmp_path / "results/unknown").mkdir(parents=True)
+    assert main(["gpu-pack", str(tmp_path / "results/unknown"), "--out", str(tmp_path / "p")]) == 2
+    assert "--config" in capsys.readouterr().err
+    r = subprocess.run(["bash", "scripts/gpu_suite.sh", str(tmp_path), str(tmp_path / "out")], cwd=REPO,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "fastdec gpu-pack" in r.stderr
+
+
+@pytest.mark.slow
+def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_path):
+    t0 = time.perf_counter()
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"  # no registry needed: this interpreter's packages
+    manifest = make_pack(str(smoke_run), str(tmp_path / "pack"), config_path=str(REPO / "config/smoke.yaml"),
+                         python_version=here, sentences=8)
+    assert set(manifest["sections"]) == {"gec", "gad", "blockwise", "student"}
+    assert manifest["size_mib"] < 30
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHON=sys.executable, FASTDEC_GPU_WORK=str(tmp_path / "work"))
+    r = subprocess.run(["bash", "scripts/gpu_suite.sh", str(tmp_path / "pack"), str(out), "--device", "cpu",
+                        "--budget-s", "240"], cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    print(f"pack + CPU stand-in: {time.perf_counter() - t0:.0f} s")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    files = sorted(p for p in out.rglob("*"))
+    assert all(p.is_file() for p in files) and len(files) <= 8  # a transfer's limits: 8 files, no folders
+    assert {p.name for p in files} == {"summary.csv", "selfcheck.csv", "pass_cost.csv", "meta.json", "runs.tgz",
+                                       "log.txt"}
+    assert max(p.stat().st_size for p in files) < 16 * 2 ** 20
+    meta = json.loads((out / "meta.json").read_text())
+    status = {k: v["status"] for k, v in meta["sections"].items()}
+    assert all(status[k] == "ok" for k in ("selfcheck", "gec", "gad", "blockwise", "student", "batch")), status
+    assert status["bfloat16"].startswith("skipped") and meta["failed_exact"] == []
+    s = pd.read_csv(out / "summary.csv")
+    exact = s[s["exact"].astype(bool)]
+    assert set(s["section"]) >= {"gec", "gad", "blockwise", "student", "batch-gec", "batch-gad"}
+    assert (exact["identical_to_greedy_pct"] == 100).all() and len(exact) >= 15
+    assert {"iad", "greedy", "fairseq-beam5"} <= set(s[s["section"] == "gec"]["label"])
+    assert set(s[s["section"] == "batch-gec"]["batch_size"]) == {1, 4, 16, 64}
+    for section, rows in s.groupby("section"):
+        assert rows["n_sentences"].nunique() == 1, section  # a section's rows cover the same sentences
+    check = pd.read_csv(out / "selfcheck.csv")
+    assert set(check["dtype"]) == {"float64", "float32"} and (check["identical"] == check["total"]).all()
+    assert (pd.read_csv(out / "pass_cost.csv")["cost_vs_k1"] > 0).all()
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "GPU.md").write_text("| date | device | command | result |\n| --- | --- | --- | --- |\n")
+    assert main(["gpu-record", str(out), "--docs", str(docs)]) == 0
+    dest = next((docs / "gpu").iterdir())
+    tables = (dest / "TABLES.md").read_text()
+    assert "## gec (float32)" in tables and "8.1x beam (Ge T1)" in tables and "Xia T1" in tables
+    assert (dest / "pass_cost.png").is_file() and (dest / "batch.png").is_file()
+    row = (docs / "GPU.md").read_text().splitlines()[-1]
+    assert row.startswith("| ") and "cpu" in row and "identical to greedy" in row and dest.name in row
