@@ -101,43 +101,40 @@ def tables_markdown(out: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _figures(out: str, dest: Path) -> None:
+def _plot(groups, x: str, y: str, path: Path, *, xlabel: str, ylabel: str, logy: bool = False) -> None:
+    """One line per ``(label, frame)`` of ``groups``, log2 x axis."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, g in groups:
+        ax.plot(g[x], g[y], marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _figures(out: str, dest: Path) -> None:
     path = os.path.join(out, "pass_cost.csv")
     if os.path.isfile(path):
         p = pd.read_csv(path)
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for (model, dtype), g in p.groupby(["model", "dtype"], sort=False):
-            ax.plot(g["k"], g["cost_vs_k1"], marker="o", label=f"{model} {dtype}")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("tokens in one verifier pass (k)")
-        ax.set_ylabel("pass cost / one-token pass")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=.3)
-        fig.tight_layout()
-        fig.savefig(dest / "pass_cost.png", dpi=120)
-        plt.close(fig)
+        _plot(((f"{m} {d}", g) for (m, d), g in p.groupby(["model", "dtype"], sort=False)), "k", "cost_vs_k1",
+              dest / "pass_cost.png", xlabel="tokens in one verifier pass (k)", ylabel="pass cost / one-token pass")
     path = os.path.join(out, "summary.csv")
     if os.path.isfile(path):
         s = pd.read_csv(path)
-        s = s[s["section"].str.startswith("batch") & ~s["method"].isin(["fairseq"])]
+        s = s[s["section"].str.startswith("batch") & (s["method"] != "fairseq")]
         if len(s):
-            fig, ax = plt.subplots(figsize=(6, 4))
-            for (section, method), g in s.groupby(["section", "method"], sort=False):
-                ax.plot(g["batch_size"], g["ms_per_batch"], marker="o", label=f"{section}: {method}")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("batch size")
-            ax.set_ylabel("ms per batch")
-            ax.legend(fontsize=7)
-            ax.grid(alpha=.3)
-            fig.tight_layout()
-            fig.savefig(dest / "batch.png", dpi=120)
-            plt.close(fig)
+            _plot(((f"{a}: {m}", g) for (a, m), g in s.groupby(["section", "method"], sort=False)), "batch_size",
+                  "ms_per_batch", dest / "batch.png", xlabel="batch size", ylabel="ms per batch", logy=True)
 
 
 def _headline(out: str) -> str:

@@ -198,7 +198,7 @@ class Suite:
         rows = []
 
         def add(model_name, verifier, src, dtype):
-            for r in verify_cost(verifier, src, PASS_KS, repeats=10, warmup=3):
+            for r in verify_cost(verifier, src, PASS_KS, repeats=20, warmup=3):
                 rows.append({"model": model_name, "dtype": dtype, **r})
             pd.DataFrame(rows).to_csv(self.out / "pass_cost.csv", index=False)
             k64 = rows[-1]

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import pandas as pd
 
 from .coverage import REGISTRY, STATUSES, counts
+from .gpu import gpu_rows
 from .markdown import read_caption
 
 # a paper column's counterpart of ours when it is not simply the name without "paper_"
@@ -103,6 +104,9 @@ def item_html(path: str, captions_dir: Optional[str]) -> str:
         df = df.drop(columns=[c for c in _SIGNATURES if c in df.columns])
         parts.append(table_html(with_deltas(df, stem)))
         parts += [f"<p>Signature: <code>{html.escape(s)}</code></p>" for s in sigs]
+    gpu = gpu_rows(stem)
+    if gpu is not None:
+        parts += [f'<p class="caption">{html.escape(gpu[0])}</p>', table_html(gpu[1])]
     parts.append(f"<p><small>Source: <code>{html.escape(path)}</code></small></p>")
     return "\n".join(parts)
 

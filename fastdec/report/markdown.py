@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .coverage import coverage_markdown
+from .gpu import gpu_rows
 
 
 def _fmt(v, integral: bool = False):
@@ -74,5 +75,8 @@ def build_report(experiment: str, items: list[str], captions_dir: str | None = N
             parts += [df_to_markdown(df), ""]
             if signature:
                 parts += [f"sacreBLEU signature: `{signature}`", ""]
+        gpu = gpu_rows(stem)
+        if gpu is not None:
+            parts += [gpu[0], "", df_to_markdown(gpu[1]), ""]
         parts += [f"Source: `{path}`", ""]
     return "\n".join(parts)

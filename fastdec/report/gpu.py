@@ -1,0 +1,50 @@
+"""The GPU rows the report shows under a table: the newest run recorded in docs/gpu/ (``fastdec gpu-record``).
+
+The workflow's tables are measured where the workflow runs; the papers' speed claims are GPU claims. Under Ge et al.
+Table 1 and Figures 6/7, Xia et al. Tables 1 and 7 and Stern et al. Table 4 the report adds the same rows decoded
+on a GPU from the same trained models (``fastdec gpu-pack`` / ``scripts/gpu_suite.sh``), the paper's speedup beside.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Tuple
+
+import pandas as pd
+
+__all__ = ["GPU_SECTIONS", "gpu_rows"]
+
+REPO = Path(__file__).resolve().parents[2]
+# table or figure stem -> the GPU suite's sections with the same rows
+GPU_SECTIONS = {
+    "gec_table1": ("gec", "gec-bf16"), "gad_table1": ("gad", "gad-bf16"), "gad_table7_modules": ("gad",),
+    "blockwise_table4": ("blockwise", "blockwise-bf16"), "gec_figure6_batch": ("batch-gec",),
+    "gad_figure7_batch": ("batch-gad",),
+}
+
+
+def gpu_rows(stem: str, docs: Optional[str] = None) -> Optional[Tuple[str, pd.DataFrame]]:
+    """``(caption, rows)`` of the newest recorded GPU run for a report item, or None (no run, or no such rows)."""
+    from fastdec.bench.gpu_record import latest_gpu_run, paper_speedup
+
+    sections = GPU_SECTIONS.get(stem)
+    run = latest_gpu_run(docs or str(REPO / "docs")) if sections else None
+    if run is None:
+        return None
+    s = run["summary"]
+    s = s[s["section"].isin(sections)]
+    if s.empty:
+        return None
+    rows = pd.DataFrame({"section": s["section"], "row": s["label"], "dtype": s["dtype"],
+                         "batch": s["batch_size"], "sentences": s["n_sentences"],
+                         "ms/sentence": s["ms_per_sentence"], "x beam 5": s["speedup_vs_beam"],
+                         "x greedy (same batch)": s["speedup_vs_greedy_same_batch"],
+                         "paper": [paper_speedup(a, b) for a, b in zip(s["section"], s["label"])],
+                         "tokens/iteration": s["tokens_per_iteration"],
+                         "identical %": s["identical_to_greedy_pct"]})
+    if stem == "gad_table7_modules":
+        rows = rows.assign(**{f"{m} s": s[f"time_{m}_s"] for m in ("encoder", "drafter", "verifier", "other")})
+    meta = run["meta"]
+    caption = (f"On a GPU: {meta.get('device')} ({str(meta.get('started', ''))[:10]}, torch {meta.get('torch')}), "
+               f"the same trained models, batch-1 rows CUDA-synchronised; recorded in "
+               f"{Path(run['path']).relative_to(REPO) if Path(run['path']).is_relative_to(REPO) else run['path']}.")
+    return caption, rows.reset_index(drop=True)
