@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .pack_files import SUFFIX, compress_file
+from .pack_files import SUFFIX, compress_file, encode_state
 
 __all__ = ["SITE_DISTRIBUTIONS", "find_config", "plan_sections", "make_pack", "strip_checkpoint"]
 
@@ -104,8 +104,8 @@ def plan_sections(config: dict, results: str) -> Dict[str, dict]:
     return out
 
 
-def strip_checkpoint(src: str, dst: str, langs=None) -> None:
-    """A fairseq checkpoint without its optimizer state (what decoding reads: the model, its config/args).
+def strip_checkpoint(src: str, langs=None) -> dict:
+    """A fairseq checkpoint's state without its optimizer state (what decoding reads: the model, its config/args).
     ``langs`` (source, target) are written into its task config where it has none: fairseq otherwise infers them
     from the training files of the data folder, which the pack does not carry."""
     import torch
@@ -117,7 +117,7 @@ def strip_checkpoint(src: str, dst: str, langs=None) -> None:
         task["source_lang"], task["target_lang"] = langs
     elif langs and state.get("args") is not None and not getattr(state["args"], "source_lang", None):
         state["args"].source_lang, state["args"].target_lang = langs
-    torch.save(state, dst)
+    return state
 
 
 def _langs(data_bin: str):
@@ -210,32 +210,60 @@ def make_pack(results: str, out: str, *, config_path: Optional[str] = None, pyth
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "models").mkdir(parents=True)
+    import torch
+
+    from fastdec_fairseq.models.blockwise_transformer import HEAD_PREFIX
+
     models: Dict[str, str] = {}     # source checkpoint -> pack-relative path
+    inputs: Dict[str, str] = {}     # source file -> pack-relative path
+    # the verifier is the base the drafters and the student were fine-tuned from; without the MT tracks, the first
+    base_name = "gad" if "gad" in sections else next(iter(sections))
+
+    base: Dict[str, object] = {}   # the first model packed (the verifier, or the GEC model): the XOR base
 
     def model(src: str, name: str, data_bin: str) -> str:
         if src not in models:
             if not os.path.isfile(src):
                 raise ValueError(f"{src} is missing: finish the run first (snakemake --cores all {src})")
             plain = dest / "models" / f"{name}.pt"
-            strip_checkpoint(src, str(plain), langs=_langs(data_bin))
+            state = strip_checkpoint(src, langs=_langs(data_bin))
+            rel = f"models/{name}.pt"   # as unpacked (fastdec.bench.pack_files)
+            if not base and name == base_name:
+                base.update(path=rel, model=state["model"])
+                torch.save(state, plain)
+            else:  # the GEC model shares no training with the verifier: its XOR would only add entropy
+                related = name != "gec"
+                torch.save(encode_state(state, base.get("model") if related else None, base.get("path", ""),
+                                        bfloat16=lambda n: n.startswith(HEAD_PREFIX)), plain)
             compress_file(str(plain), str(plain) + SUFFIX)
             plain.unlink()
-            models[src] = f"models/{name}.pt"   # as unpacked (fastdec.bench.pack_files)
+            models[src] = rel
         return models[src]
+
+    def data(src: str, rel: str) -> str:
+        """Copy an input once: a file the sections share travels once, under the first name."""
+        if src not in inputs:
+            inputs[src] = os.path.relpath(_copy(src, dest / rel), dest)
+        return inputs[src]
 
     manifest = {"experiment": Path(results).name, "config": os.path.relpath(config_path, REPO),
                 "python_version": python_version, "sentences": sentences, "sections": {}}
-    for name, s in sections.items():
-        data_bin = f"dicts/{name}"
+    order = sorted(sections, key=lambda n: n != base_name)   # the base first
+    for name in order:
+        s = sections[name]
+        data_bin = next((e["data_bin"] for n, e in manifest["sections"].items()
+                         if sections[n]["data_bin"] == s["data_bin"]), f"dicts/{name}")
         for d in sorted(glob.glob(os.path.join(s["data_bin"], "dict.*.txt"))):
-            _copy(d, dest / data_bin / os.path.basename(d))
+            data(d, f"{data_bin}/{os.path.basename(d)}")
         entry = {"checkpoint": model(s["checkpoint"], name, s["data_bin"]), "data_bin": data_bin,
-                 "src": os.path.relpath(_copy(s["src"], dest / "inputs" / f"{name}.src"), dest),
+                 "src": data(s["src"], f"inputs/{name}.src"),
                  "ref": None, "lang": s["lang"], "max_len_a": s["max_len_a"], "max_len_b": s["max_len_b"], "k": s["k"],
                  "drafters": [model(d, f"{name}_{Path(d).parent.name}", s["data_bin"]) for d in s["drafters"]]}
         if s["ref"]:
-            entry["ref"] = os.path.relpath(_copy(s["ref"], dest / "inputs" / f"{name}.ref"), dest)
+            entry["ref"] = data(s["ref"], f"inputs/{name}.ref")
         manifest["sections"][name] = entry
+    manifest["sections"] = {n: manifest["sections"][n] for n in sections}   # the sections' order
+    manifest["xor_base"] = base.get("path")
     site = dest / ".site" / "site"
     site.mkdir(parents=True)
     manifest["site"] = build_site(site, python_version)
@@ -256,11 +284,22 @@ def add_arguments(p) -> None:
     p.add_argument("--sentences", type=int, default=300, help="sentences of each Table 1 section (default 300)")
 
 
+def tracked_tree_mib() -> Optional[float]:
+    """MiB of the files git tracks in this checkout (what travels with the pack), or None outside a checkout."""
+    r = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True)
+    if r.returncode != 0:
+        return None
+    files = [REPO / f for f in r.stdout.decode().split("\0") if f]
+    return sum(f.stat().st_size for f in files if f.is_file()) / 2 ** 20
+
+
 def main(a) -> int:
     if a.sentences < 1:
         raise ValueError("--sentences must be >= 1")
     m = make_pack(a.results, a.out, config_path=a.config, python_version=a.python_version, sentences=a.sentences)
+    tree = tracked_tree_mib()
+    with_tree = f" (+ the tracked tree {tree:.1f} MiB = {m['size_mib'] + tree:.1f} MiB)" if tree is not None else ""
     print(f"wrote {a.out}: sections {', '.join(m['sections'])}; {len(m['site'])} packages for Python "
-          f"{a.python_version}; {m['size_mib']:.1f} MiB")
+          f"{a.python_version}; {m['size_mib']:.1f} MiB{with_tree}")
     print(f"on the GPU machine, from the repository root: bash scripts/gpu_suite.sh {a.out} OUTDIR")
     return 0

@@ -37,7 +37,7 @@ def paper_speedup(section: str, label: str) -> Optional[str]:
         generic = re.sub(r"^gad-k\d+", "gad-k", label)
         key = {"fairseq-beam5": "verifier_b5", "fairseq-greedy": "verifier_b1", "gad-k": "gad",
                "gad-k-top3-tau1": "gad_pp_hq", "gad-k-top5-tau3": "gad_pp_he"}.get(generic)
-        return f"{GAD_TABLE1[key]['speed']}x beam (Xia T1, k=25)" if key else None
+        return f"{GAD_TABLE1[key]['speed']}x beam (Xia T1{', k=25' if generic.startswith('gad') else ''})" if key else None
     if base == "blockwise":
         m = re.fullmatch(r"blockwise-k(\d+)(-float)?", label)
         if m and int(m.group(1)) in TABLE4:
@@ -148,7 +148,8 @@ def _headline(out: str) -> str:
         r = s[(s["section"] == section) & s["label"].str.fullmatch(label)]
         if len(r):
             r = r.iloc[0]
-            bits.append(f"{r['label']} {r['speedup_vs_beam']:.2f}x beam 5 / {r['speedup_vs_greedy']:.2f}x greedy "
+            beam = "" if pd.isna(r["speedup_vs_beam"]) else f"{r['speedup_vs_beam']:.2f}x beam 5 / "
+            bits.append(f"{section} {r['label']} {beam}{r['speedup_vs_greedy']:.2f}x greedy "
                         f"({r['tokens_per_iteration']:.2f} tok/it, {r['identical_to_greedy_pct']:.0f} % identical)")
     exact = s[(s["dtype"] == "float32") & s["exact"].astype(bool)]
     bits.append(f"float32 exact rows identical to greedy: {int((exact['identical_to_greedy_pct'] == 100).sum())}"
@@ -168,7 +169,7 @@ def record(out: str, docs: str = "docs", command: Optional[str] = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for name in _FILES:
         if os.path.isfile(os.path.join(out, name)):
-            shutil.copy2(os.path.join(out, name), dest / name)
+            shutil.copyfile(os.path.join(out, name), dest / name)  # writable, whatever the source's mode
     (dest / "TABLES.md").write_text(tables_markdown(out), encoding="utf-8")
     _figures(out, dest)
     command = command or str(meta.get("command", "")).strip()

@@ -37,6 +37,37 @@ def test_decompress_refuses_a_foreign_file(tmp_path):
         unpack(str(tmp_path), str(tmp_path / "out"))
 
 
+def test_xor_deltas_and_bfloat16_heads_round_trip(tmp_path):
+    """A model fine-tuned from the base comes back bit for bit (frozen tensors XOR to zeros), tied weights stay tied,
+    the tensors named for bfloat16 come back rounded; the base itself is untouched."""
+    import torch
+
+    from fastdec.bench.pack_files import PACK_KEY, decode_checkpoint, encode_state
+    from fastdec.engine.profile import build_random_transformer
+
+    base = build_random_transformer(share_all_embeddings=True, dtype=torch.float32)[0].state_dict()
+    tuned = {k: (v + 0.01 * torch.randn_like(v) if "decoder" in k and v.is_floating_point() else v.clone())
+             for k, v in base.items()}
+    tuned["decoder.embed_tokens.weight"] = tuned["encoder.embed_tokens.weight"]  # tied, as fairseq saves them
+    (tmp_path / "models").mkdir()
+    torch.save({"model": base}, tmp_path / "models/base.pt")
+    packed = encode_state({"model": tuned, "cfg": {"x": 1}}, base, "models/base.pt",
+                          bfloat16=lambda n: n.endswith("fc1.weight"))
+    assert packed[PACK_KEY]["xor"] and packed[PACK_KEY]["bfloat16"]
+    assert not packed["model"]["encoder.layers.0.fc2.weight"].any()  # unchanged: all zero bits
+    torch.save(packed, tmp_path / "models/tuned.pt")
+    decode_checkpoint(tmp_path / "models/tuned.pt", tmp_path)
+    back = torch.load(tmp_path / "models/tuned.pt", weights_only=False)
+    assert PACK_KEY not in back and back["cfg"] == {"x": 1}
+    for k, v in tuned.items():
+        if k.endswith("fc1.weight"):
+            assert torch.equal(back["model"][k], v.to(torch.bfloat16).float()), k
+        else:
+            assert torch.equal(back["model"][k], v) and back["model"][k].dtype == v.dtype, k
+    emb = back["model"]["encoder.embed_tokens.weight"]
+    assert emb.untyped_storage().data_ptr() == back["model"]["decoder.embed_tokens.weight"].untyped_storage().data_ptr()
+
+
 def test_runner_deadline_keeps_every_method_on_the_same_sentences(tiny_checkpoint, tiny_databin):
     from fastdec.bench.methods import parse_methods
     from fastdec.bench.runner import Context, run_benchmark
