@@ -182,14 +182,15 @@ def record(out: str, docs: str = "docs", command: Optional[str] = None) -> Path:
     return dest
 
 
-def latest_gpu_run(docs: str = "docs") -> Optional[Dict[str, object]]:
-    """The newest recorded GPU run: ``{"path", "meta", "summary"}`` (summary a DataFrame), or None."""
-    runs = sorted(p for p in glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")))
-    if not runs:
-        return None
-    folder = os.path.dirname(runs[-1])
-    return {"path": folder, "meta": json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8")),
-            "summary": pd.read_csv(runs[-1])}
+def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None) -> Optional[Dict[str, object]]:
+    """The newest recorded GPU run (of ``experiment``'s models, when given): ``{"path", "meta", "summary"}``
+    (summary a DataFrame), or None."""
+    for summary in sorted(glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")), reverse=True):
+        folder = os.path.dirname(summary)
+        meta = json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8"))
+        if experiment is None or meta.get("pack") == experiment:
+            return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}
+    return None
 
 
 def add_arguments(p) -> None:

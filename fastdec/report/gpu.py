@@ -22,12 +22,14 @@ GPU_SECTIONS = {
 }
 
 
-def gpu_rows(stem: str, docs: Optional[str] = None) -> Optional[Tuple[str, pd.DataFrame]]:
-    """``(caption, rows)`` of the newest recorded GPU run for a report item, or None (no run, or no such rows)."""
+def gpu_rows(stem: str, experiment: Optional[str] = None, docs: Optional[str] = None
+             ) -> Optional[Tuple[str, pd.DataFrame]]:
+    """``(caption, rows)`` of the newest GPU run recorded for ``experiment``'s models (any, when None) for a report
+    item, or None (no run, or no such rows)."""
     from fastdec.bench.gpu_record import latest_gpu_run, paper_speedup
 
     sections = GPU_SECTIONS.get(stem)
-    run = latest_gpu_run(docs or str(REPO / "docs")) if sections else None
+    run = latest_gpu_run(docs or str(REPO / "docs"), experiment) if sections else None
     if run is None:
         return None
     s = run["summary"]

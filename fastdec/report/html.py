@@ -91,7 +91,7 @@ def _coverage_html() -> str:
     return f"<h2>Coverage of the papers</h2><p>{len(REGISTRY)} items: {html.escape(head)}.</p>{table_html(df)}"
 
 
-def item_html(path: str, captions_dir: Optional[str]) -> str:
+def item_html(path: str, captions_dir: Optional[str], experiment: Optional[str] = None) -> str:
     stem = Path(path).stem
     title, note = read_caption(captions_dir, stem)
     parts = [f"<h3>{html.escape(title)}</h3>", f'<p class="caption">{html.escape(note)}</p>']
@@ -104,7 +104,7 @@ def item_html(path: str, captions_dir: Optional[str]) -> str:
         df = df.drop(columns=[c for c in _SIGNATURES if c in df.columns])
         parts.append(table_html(with_deltas(df, stem)))
         parts += [f"<p>Signature: <code>{html.escape(s)}</code></p>" for s in sigs]
-    gpu = gpu_rows(stem)
+    gpu = gpu_rows(stem, experiment)
     if gpu is not None:
         parts += [f'<p class="caption">{html.escape(gpu[0])}</p>', table_html(gpu[1])]
     parts.append(f"<p><small>Source: <code>{html.escape(path)}</code></small></p>")
@@ -121,7 +121,7 @@ def build_html(experiments: Dict[str, Sequence[str]], captions_dir: Optional[str
             _coverage_html()]
     for name, items in experiments.items():
         body.append(f"<h2>Experiment <code>{html.escape(name)}</code></h2>")
-        body += [item_html(p, captions_dir) for p in items]
+        body += [item_html(p, captions_dir, name) for p in items]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fastdec report: {html.escape(names)}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
 

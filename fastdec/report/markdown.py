@@ -75,7 +75,7 @@ def build_report(experiment: str, items: list[str], captions_dir: str | None = N
             parts += [df_to_markdown(df), ""]
             if signature:
                 parts += [f"sacreBLEU signature: `{signature}`", ""]
-        gpu = gpu_rows(stem)
+        gpu = gpu_rows(stem, experiment)
         if gpu is not None:
             parts += [gpu[0], "", df_to_markdown(gpu[1]), ""]
         parts += [f"Source: `{path}`", ""]

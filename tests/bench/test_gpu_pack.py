@@ -162,7 +162,8 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     assert row.startswith("| ") and "cpu" in row and "identical to greedy" in row and dest.name in row
     from fastdec.report.gpu import gpu_rows  # the report's rows under Ge Table 1 and Xia Figure 7
 
-    caption, rows = gpu_rows("gec_table1", str(docs))
+    caption, rows = gpu_rows("gec_table1", "smoke", str(docs))
     assert "cpu" in caption and list(rows["row"]) == list(s[s["section"] == "gec"]["label"])
-    assert set(gpu_rows("gad_figure7_batch", str(docs))[1]["batch"]) == {1, 4, 16, 64}
-    assert gpu_rows("students_table1", str(docs)) is None
+    assert set(gpu_rows("gad_figure7_batch", "smoke", str(docs))[1]["batch"]) == {1, 4, 16, 64}
+    assert gpu_rows("students_table1", "smoke", str(docs)) is None
+    assert gpu_rows("gec_table1", "demo", str(docs)) is None  # another experiment's models: not shown
