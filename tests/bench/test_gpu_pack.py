@@ -167,3 +167,21 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     assert set(gpu_rows("gad_figure7_batch", "smoke", str(docs))[1]["batch"]) == {1, 4, 16, 64}
     assert gpu_rows("students_table1", "smoke", str(docs)) is None
     assert gpu_rows("gec_table1", "demo", str(docs)) is None  # another experiment's models: not shown
+
+
+def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
+    """Under Ge Table 1 the Markdown and HTML reports show the GPU run recorded in docs/gpu/ for the demo's models,
+    and nothing for another experiment's."""
+    from fastdec.bench.gpu_record import latest_gpu_run
+    from fastdec.report.html import build_html
+    from fastdec.report.markdown import build_report
+
+    run = latest_gpu_run(str(REPO / "docs"), "demo")
+    assert run is not None, "docs/gpu/ holds the recorded GPU run of the demo's models"
+    table = tmp_path / "gec_table1.csv"
+    pd.DataFrame({"system": ["iad"], "speedup_vs_beam": [2.5]}).to_csv(table, index=False)
+    device = run["meta"]["device"]
+    md = build_report("demo", [str(table)], out_dir=str(tmp_path))
+    assert f"On a GPU: {device}" in md and "8.1x beam (Ge T1)" in md
+    assert f"On a GPU: {device}" in build_html({"demo": [str(table)]})
+    assert "On a GPU" not in build_report("smoke", [str(table)], out_dir=str(tmp_path))
