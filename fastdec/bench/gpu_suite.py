@@ -15,7 +15,8 @@ first, each written to OUT as soon as it is done, so a run cut off at its limit 
 7. ``batch``        greedy, IAD and GAD at batch 1, 4, 16, 64 (Ge et al. Figures 6 and 7);
 8. ``bfloat16``     sections 2, 3 and 5 again in bfloat16.
 
-Batch-1 rows are CUDA-synchronised (every module timing and every generator call). Each bench section gets a share
+Batch-1 rows are CUDA-synchronised (every module timing and every generator call; ``--no-sync-timing``: only around
+each sentence and generator call). Each bench section gets a share
 of the time left (``--budget-s``) and decodes as many sentences as fit (at most the pack's ``sentences``): the rows
 of a section always cover the same sentences. Files in OUT (at most 6, none large): ``summary.csv`` (one row per
 section, precision and method: the columns of docs/RESULTS.md plus ``section``, ``dtype``, ``device``),
@@ -77,8 +78,9 @@ class Suite:
     """One suite run: the pack, the output folder, the clock, and what has been written so far."""
 
     def __init__(self, pack: str, out: str, *, device: str, budget_s: float, sentences: Optional[int] = None,
-                 log: Callable[[str], None] = print):
+                 sync_timing: bool = True, log: Callable[[str], None] = print):
         self.pack, self.out, self.device, self.log = Path(pack), Path(out), device, log
+        self.sync_timing = sync_timing
         with open(self.pack / "manifest.json", encoding="utf-8") as f:
             self.manifest = json.load(f)
         self.sentences = sentences or self.manifest.get("sentences", 300)
@@ -131,7 +133,7 @@ class Suite:
         lines = read_lines(self.path(entry["src"]))[: limit or self.sentences]
         refs = read_lines(self.path(entry["ref"])) if entry.get("ref") else None
         sources = [loaded.encode(line) for line in lines]
-        ctx = Context(loaded, verifier, entry["max_len_a"], entry["max_len_b"], sync_timing=True)
+        ctx = Context(loaded, verifier, entry["max_len_a"], entry["max_len_b"], sync_timing=self.sync_timing)
         records = run_benchmark(parsed, ctx, sources, warmup=min(2, len(sources)), deadline=deadline)
         n = len(records[parsed[0].label])
         run_dir = self.runs / name
@@ -281,6 +283,11 @@ def add_arguments(p) -> None:
     p.add_argument("--budget-s", type=float, default=400, help="seconds for all sections (default 400)")
     p.add_argument("--sentences", type=int, help="sentences of each Table 1 section (default: the pack's)")
     p.add_argument("--only", help="comma-separated sections (default all: " + ", ".join(n for n, _ in SECTIONS) + ")")
+    p.add_argument("--no-sync-timing", action="store_true",
+                   help="CUDA: no synchronisation around each module's timing (whole-sentence times stay exact)")
+    p.add_argument("--no-cudnn-attention", action="store_true",
+                   help="CUDA: keep PyTorch's attention off cuDNN's kernels (docs/GPU.md: bfloat16 with cuDNN's "
+                        "attention and synchronised timings ran 10x slower on an H200)")
 
 
 def main(a) -> int:
@@ -301,4 +308,9 @@ def main(a) -> int:
     def log(msg: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
-    return Suite(a.pack, a.out, device=device, budget_s=a.budget_s, sentences=a.sentences, log=log).run(only)
+    if a.no_cudnn_attention:
+        torch.backends.cuda.enable_cudnn_sdp(False)
+    suite = Suite(a.pack, a.out, device=device, budget_s=a.budget_s, sentences=a.sentences,
+                  sync_timing=not a.no_sync_timing, log=log)
+    suite.meta.update(sync_timing=not a.no_sync_timing, cudnn_attention=not a.no_cudnn_attention)
+    return suite.run(only)

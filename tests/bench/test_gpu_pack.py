@@ -185,3 +185,35 @@ def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
     assert f"On a GPU: {device}" in md and "8.1x beam (Ge T1)" in md
     assert f"On a GPU: {device}" in build_html({"demo": [str(table)]})
     assert "On a GPU" not in build_report("smoke", [str(table)], out_dir=str(tmp_path))
+
+
+def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint, tiny_databin, tmp_path):
+    """A pack of one GEC-like section: --no-sync-timing and --no-cudnn-attention are recorded, a section the pack
+    lacks fails alone (recorded in meta.json) and the others still run."""
+    import shutil
+
+    import torch
+
+    from fastdec.bench.gpu_pack import strip_checkpoint
+
+    pack = tmp_path / "pack"
+    (pack / "models").mkdir(parents=True)
+    (pack / "dicts/gec").mkdir(parents=True)
+    (pack / "inputs").mkdir()
+    torch.save(strip_checkpoint(str(tiny_checkpoint), langs=("src", "tgt")), pack / "models/gec.pt")
+    for d in tiny_databin.glob("dict.*.txt"):
+        shutil.copy(d, pack / "dicts/gec" / d.name)
+    (pack / "inputs/gec.src").write_text((tiny_databin.parent / "test.src").read_text())
+    (pack / "manifest.json").write_text(json.dumps({"experiment": "tiny", "sentences": 5, "sections": {"gec": {
+        "checkpoint": "models/gec.pt", "data_bin": "dicts/gec", "src": "inputs/gec.src", "ref": None, "lang": None,
+        "max_len_a": 1.2, "max_len_b": 5, "k": None, "drafters": []}}}))
+    out = tmp_path / "out"
+    rc = main(["gpu-suite", str(pack), str(out), "--device", "cpu", "--budget-s", "60", "--only", "gec,student",
+               "--no-sync-timing", "--no-cudnn-attention"])
+    meta = json.loads((out / "meta.json").read_text())
+    assert rc == 0 and meta["sync_timing"] is False and meta["cudnn_attention"] is False
+    assert meta["sections"]["gec"]["status"] == "ok"
+    assert meta["sections"]["student"]["status"].startswith("error: RuntimeError: the pack has no student")
+    s = pd.read_csv(out / "summary.csv")
+    assert list(s["label"]) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad"] and (s["n_sentences"] == 5).all()
+    assert main(["gpu-suite", str(pack), str(out), "--only", "nothing"]) == 2
