@@ -248,4 +248,7 @@ def test_lazy_projection_of_exact_acceptance_matches_full_projection(noise):
                                full_rule, **kw)
     assert lazy.tokens == full.tokens == ref
     assert lazy.stats.accepted == full.stats.accepted and lazy.stats.drafted == full.stats.drafted
-    assert max(lazy.stats.accepted) > 8 or noise > 0  # the noiseless oracle crosses a chunk boundary
+    assert max(lazy.stats.drafted) > 16  # drafts offer rows beyond the first two chunks (8, 16)
+    # for every noise level some iteration accepted 8 or more: its next token's row lies in the second chunk, so the
+    # lazy projection crossed a chunk boundary and had to agree with the full projection there
+    assert max(lazy.stats.accepted) >= 8

@@ -76,3 +76,17 @@ def test_fairseq_sequence_generator_beam_search_runs(kind):
 def test_bad_settings_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         build_random_student(**kwargs)
+
+
+def test_students_table_identity_compares_fairseq_greedy_with_the_engine():
+    """The students' identical-to-greedy column is fairseq's own greedy row against the engine's greedy (greedy
+    against itself could only ever be 100)."""
+    import pandas as pd
+
+    from fastdec.students.tables import speeds
+
+    summary = pd.DataFrame({"label": ["greedy", "fairseq-greedy", "fairseq-beam5"], "bleu": [20.0, 20.0, 21.0],
+                            "mean_out_len": [10.0] * 3, "sent_per_s": [5.0] * 3,
+                            "identical_to_greedy_pct": [100.0, 97.5, 40.0]})
+    assert speeds(summary, beam=5, batch=64)["identical_to_greedy_pct"] == 97.5
+    assert pd.isna(speeds(summary[summary["label"] != "fairseq-greedy"], beam=5, batch=64)["identical_to_greedy_pct"])
