@@ -1,4 +1,4 @@
-"""The papers' orderings, checked on a run's own tables (issue 10): statements that do not depend on the hardware
+"""The papers' orderings, checked on a run's own tables: statements that do not depend on the hardware
 and that a researcher's first run should reproduce. Each row says what the paper reports, what this run measured
 and whether the ordering holds; ``fastdec orderings`` exits non-zero when one does not.
 

@@ -67,7 +67,7 @@ def backend_methods(backends, specs, device: str = "cpu") -> List[str]:
 
 
 def ct2_methods(compute_types, beam: int, model_dir: str) -> List[str]:
-    """CTranslate2 rows (Issue 11's peer): greedy and beam search for each compute type, on the converted folder."""
+    """CTranslate2 rows (a peer engine): greedy and beam search for each compute type, on the converted folder."""
     return [f"ct2:beam={b}:compute={c}:model={model_dir}" for c in compute_types for b in (1, beam)]
 
 

@@ -1,4 +1,4 @@
-"""The cheap NAT drafter (issue 10): causal over the prefix, bidirectional among the k masks, its prefix cached by the
+"""The cheap NAT drafter: causal over the prefix, bidirectional among the k masks, its prefix cached by the
 engine (one pass over the newly accepted tokens + k masks per iteration), and a drafter that reads the verifier's
 encoder output when it was trained with a frozen copy of the verifier's encoder."""
 import pytest

@@ -1,4 +1,4 @@
-"""A/B of the batched verifier's packed linear layers (session 9): batched greedy and IAD on the GEC model, the same
+"""A/B of the batched verifier's packed linear layers (2026-11-25): batched greedy and IAD on the GEC model, the same
 sentences, packed and padded passes alternated batch by batch in one process, 1 thread; outputs compared.
 
     PYTHONPATH=. TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 python docs/measurements/2026-11-25-packed-cpu/pack_ab.py \
