@@ -18,6 +18,8 @@ from typing import Dict, Optional
 
 import pandas as pd
 
+from fastdec.report.markdown import df_to_markdown
+
 __all__ = ["paper_speedup", "tables_markdown", "record", "latest_gpu_run"]
 
 _FILES = ("summary.csv", "selfcheck.csv", "pass_cost.csv", "meta.json", "log.txt")
@@ -45,19 +47,6 @@ def paper_speedup(section: str, label: str) -> Optional[str]:
     return None
 
 
-def _fmt(v, digits=2) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return ""
-    return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
-
-
-def _md(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
-
-
 def tables_markdown(out: str) -> str:
     """TABLES.md of a suite output folder: the rows of each section beside the paper, the pass-cost curve, the
     selfcheck."""
@@ -83,7 +72,7 @@ def tables_markdown(out: str) -> str:
             if not batch:
                 rows = rows.drop(columns=["batch"])
             dtype = df["dtype"].iloc[0]
-            parts += ["", f"## {section} ({dtype})", "", _md(rows)]
+            parts += ["", f"## {section} ({dtype})", "", df_to_markdown(rows)]
     path = os.path.join(out, "pass_cost.csv")
     if os.path.isfile(path):
         p = pd.read_csv(path)
@@ -92,12 +81,12 @@ def tables_markdown(out: str) -> str:
         wide.insert(0, "ms (k=1)", k1)
         wide = wide.reset_index()
         wide.columns = [c if isinstance(c, str) else f"k={c}" for c in wide.columns]
-        parts += ["", "## Pass cost: one verifier pass of k tokens / a one-token pass (batch 1)", "", _md(wide)]
+        parts += ["", "## Pass cost: one verifier pass of k tokens / a one-token pass (batch 1)", "", df_to_markdown(wide)]
     path = os.path.join(out, "selfcheck.csv")
     if os.path.isfile(path):
         c = pd.read_csv(path).groupby("dtype", sort=False)[["identical", "total"]].sum().reset_index()
         parts += ["", "## Selfcheck: random models, every exact method at batch 1 and batched, against greedy", "",
-                  _md(c)]
+                  df_to_markdown(c)]
     return "\n".join(parts) + "\n"
 
 

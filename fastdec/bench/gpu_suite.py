@@ -35,9 +35,9 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
-__all__ = ["SECTIONS", "section_methods", "run_suite"]
+__all__ = ["SECTIONS", "Suite", "section_methods", "batch_methods"]
 
 # (section, weight of the time left): what each is worth of the budget once the sections before it are done
 SECTIONS = [("selfcheck", 8), ("gec", 14), ("gad", 20), ("pass_cost", 3), ("blockwise", 9), ("student", 6),
@@ -111,7 +111,6 @@ class Suite:
               limit: Optional[int] = None) -> None:
         """Decode one section's methods on its model in ``dtype``; rows appended to summary.csv."""
         import pandas as pd
-        import torch
 
         from fastdec.engine.load import load_model, make_verifier
         from fastdec.text import read_lines
@@ -140,7 +139,7 @@ class Suite:
         df = write_run(str(run_dir), parsed, records, loaded.decode, refs=refs[:n] if refs else None,
                        lang=entry.get("lang"), meta={"section": section, "dtype": dtype, "device": self.device,
                                                      "sentences": n})
-        df.insert(0, "device", torch.cuda.get_device_name() if self.device.startswith("cuda") else "cpu")
+        df.insert(0, "device", self.meta["device"])
         df.insert(0, "dtype", dtype)
         df.insert(0, "section", name)
         self.summary.append(df)
@@ -170,7 +169,7 @@ class Suite:
             raise RuntimeError("; ".join(errors))
 
     # --- the sections ---------------------------------------------------------------------------------------
-    def selfcheck(self, deadline: float) -> None:
+    def selfcheck(self) -> None:
         import pandas as pd
 
         from fastdec.engine.selfcheck import run_selfcheck
@@ -245,7 +244,7 @@ class Suite:
             self.log(f"== {name} (until +{deadline - self.t0:.0f} s of the {self.end - self.t0:.0f} s budget)")
             try:
                 if name == "selfcheck":
-                    self.selfcheck(deadline)
+                    self.selfcheck()
                 elif name == "pass_cost":
                     self.pass_cost(deadline)
                 elif name == "batch":
