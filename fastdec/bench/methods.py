@@ -20,14 +20,17 @@ per-row rollback, :mod:`fastdec.engine.batched`), ``backend`` (``torch``, the Py
 the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, batch 1; ``fast-int8``, the same with int8 linear
 layers), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
 ``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
-drafted tokens per iteration); ``label`` renames the row. Any other key goes to the drafter.
+drafted tokens per iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default;
+``cost``: each iteration verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the
+drafter, :mod:`fastdec.engine.policy`; lossless all the same); ``label`` renames the row. Any other key goes to the
+drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
-``iad:max_draft_len=16``, ``iad:backend=fast``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
+``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
 ``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``.
 
 Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
-``iad-draft16``, ``iad-fast``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``,
+``iad-draft16``, ``iad-fast``, ``iad-fast-cost``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``,
 ``iad-bs8``): the
 row name in every results file and table, and the file name of its hypotheses.
 """
@@ -46,6 +49,7 @@ _NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
 CT2_COMPUTE = ("float32", "int8")
 _RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
 BACKENDS = ("torch", "fast", "fast-int8")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
+POLICIES = ("fixed", "cost")  # draft-length policies (fastdec.engine.policy.POLICIES)
 
 
 def _int(key: str, value, minimum: int) -> int:
@@ -71,6 +75,7 @@ class Method:
     max_draft_len: Optional[int] = None
     precision: Optional[str] = None            # blockwise proposal heads; ct2: its compute type
     backend: str = "torch"                     # engine methods: the verifier implementation (torch | fast)
+    policy: str = "fixed"                      # draft length: fixed (the method's k) | cost (fastdec.engine.policy)
     drafter_args: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     custom_label: Optional[str] = field(default=None, compare=False)
 
@@ -109,6 +114,8 @@ class Method:
             s += f"-draft{self.max_draft_len}"
         if self.backend != "torch":
             s += f"-{self.backend}"
+        if self.policy != "fixed":
+            s += f"-{self.policy}"
         return s + (f"-bs{self.batch_size}" if self.batch_size > 1 else "")
 
     @property
@@ -121,7 +128,8 @@ class Method:
                 "min_block": self.min_block if self.min_block > 1 else None,
                 "max_draft_len": self.max_draft_len, "precision": self.precision if self.name != "ct2" else None,
                 "compute": self.precision if self.name == "ct2" else None,
-                "backend": self.backend if self.backend != "torch" else None, **self.drafter_args,
+                "backend": self.backend if self.backend != "torch" else None,
+                "policy": self.policy if self.policy != "fixed" else None, **self.drafter_args,
                 "label": self.custom_label}
         return ":".join([self.name] + [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in keys.items() if v is not None])
@@ -131,7 +139,8 @@ class Method:
         return {"method": self.name, "beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch_size": self.batch_size, "k": self.k, "beta": self.beta, "tau": self.tau, "topk": self.topk,
                 "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
-                "backend": self.backend if self.kind == "engine" else None, "exact": self.exact}
+                "backend": self.backend if self.kind == "engine" else None,
+                "policy": self.policy if self.kind == "engine" else None, "exact": self.exact}
 
 
 def parse_key_values(items: Optional[Sequence[str]], option: str = "--drafter-arg") -> Dict[str, Any]:
@@ -182,6 +191,12 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         rule = {key: kv.pop(key) for key in list(kv) if key in _RULE_KEYS}
         batch = _int("batch", kv.pop("batch", 1), 1)
         backend = str(kv.pop("backend", "torch"))
+        policy = str(kv.pop("policy", "fixed")).lower()
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if policy != "fixed" and name in ("greedy", "nat"):
+            raise ValueError(f"policy={policy} chooses how much of a draft the verifier checks: {name} verifies no "
+                             "drafts")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if backend != "torch" and (name == "nat" or batch > 1):
@@ -209,11 +224,14 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         min_block = _int("min_block", rule.get("min_block", 1), 1)
         if k is not None and min_block > k:
             raise ValueError(f"min_block {min_block} must not exceed the block size k = {k}")
+        if policy != "fixed" and min_block > 1:
+            raise ValueError("policy=cost shortens drafts, min_block needs blocks of at least min_block tokens: give "
+                             "one of them")
         cap = rule.get("max_draft_len")
         args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
         return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
                       max_draft_len=None if cap is None else _int("max_draft_len", cap, 1), precision=precision,
-                      backend=backend, drafter_args=args, custom_label=label)
+                      backend=backend, policy=policy, drafter_args=args, custom_label=label)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"method {text!r}: {exc}") from None
 

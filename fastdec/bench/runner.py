@@ -63,6 +63,16 @@ def acceptance_rule(m: Method):
     return make_acceptance("top1", min_block_size=m.min_block)
 
 
+def draft_policy(m: Method):
+    """The method's draft-length policy object (None: every drafted token is verified, the papers' methods)."""
+    if m.policy == "fixed" or m.drafter is None:
+        return None
+    from fastdec.engine.policy import CostAwarePolicy
+
+    caps = [c for c in (m.max_draft_len, m.k) if c is not None]
+    return CostAwarePolicy(horizon=min(caps) if caps else 64)
+
+
 def drafter_kwargs(m: Method) -> dict:
     """The drafter factory's keyword arguments of a method (the grammar's keys in the factory's names)."""
     kw = dict(m.drafter_args)
@@ -130,9 +140,11 @@ class _Systems:
                   sync_timing=c.sync_timing, method=m.label)
 
         verifier = c.verifier_of(m.backend)
+        policy = draft_policy(m)
 
         def engine_one(i, src):
-            return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i, **kw))
+            return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i,
+                                                                      policy=policy, **kw))
         return engine_one
 
     def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor]], List[Record]]:
@@ -149,11 +161,12 @@ class _Systems:
             raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
         drafter = self.drafter(m) if m.drafter else None
         rule = acceptance_rule(m)
+        policy = draft_policy(m)
 
         def engine_all(sources):
             results = decode_batched(c.verifier, sources, drafter, rule, batch_size=m.batch_size,
                                      max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
-                                     sync_timing=c.sync_timing, method=m.label)
+                                     sync_timing=c.sync_timing, method=m.label, policy=policy)
             return [Record.from_result(m.label, i, r) for i, r in enumerate(results)]
         return engine_all
 

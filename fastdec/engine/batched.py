@@ -252,10 +252,11 @@ def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: L
 def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
                  accept: AcceptanceRule = accept_top1, *, max_len_a: float = 0.0, max_len_b: int = 200,
                  max_draft_len: Optional[int] = None, unk_penalty: float = 0.0, sync_timing: bool = True,
-                 method: str = "", ids: Optional[Sequence[int]] = None) -> List[DecodeResult]:
+                 method: str = "", ids: Optional[Sequence[int]] = None, policy=None) -> List[DecodeResult]:
     """Decode ``sources`` as ONE batch (see the module docstring); results in the order of ``sources``.
 
-    Same arguments and output contract as :func:`~fastdec.engine.loop.draft_verify_accept`, per sentence.
+    Same arguments and output contract as :func:`~fastdec.engine.loop.draft_verify_accept`, per sentence;
+    ``policy`` (:class:`~fastdec.engine.policy.CostAwarePolicy`) picks every row's draft length per iteration.
     """
     if max_draft_len is not None and (isinstance(max_draft_len, bool) or int(max_draft_len) < 0):
         raise ValueError(f"max_draft_len must be >= 0, got {max_draft_len!r}")
@@ -273,6 +274,8 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
     stats = [DecodeStats(id=i, method=batch.method, src_len=s.numel(), device=str(dev)) for i, s in zip(ids, sources)]
     exact = accept.exact_prefix and accept.min_block_size == 1
     lazy = dev.type == "cpu"
+    if policy is not None:
+        policy.prepare(ver, B)
     reset_peak_memory(dev)
     timer = ModuleTimer(batch, dev, sync=sync_timing)
     timer.start()
@@ -283,7 +286,8 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
             eos=eos, pad=pad, unk=ver.unk, vocab_size=V, max_len=max_lens[b], time_modules=stats[b].time_modules,
             sync_timing=sync_timing) for b, s in enumerate(sources)]
         timer.lap("encoder")
-        if drafter is not None:
+        started = drafter is None or policy is None  # with a policy the drafter starts when first asked
+        if drafter is not None and policy is None:
             drafter.start_batch(states)
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
@@ -293,13 +297,22 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
             for st, j in zip(act, js):
                 st.max_draft = int(min(st.max_len - j, cap_draft))
             drafts: List[List[int]] = [[] for _ in act]
+            drafter_s = None
+            if policy is not None and drafter is not None:
+                for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
+                    st.max_draft = n
+                    s.planned.append(n)
             if drafter is not None:
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:
+                    if not started:
+                        drafter.start_batch(states)
+                        started = True
+                        policy.observe_start(timer.lap("drafter"))
                     proposals = drafter.propose_batch([act[r] for r in want])
                     for r, p in zip(want, proposals):
                         drafts[r] = truncate_draft(p, act[r].max_draft, eos, pad, V)
-                timer.lap("drafter")
+                    drafter_s = timer.lap("drafter")
             n = 1 + max(len(d) for d in drafts)
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
                                   dtype=torch.long)
@@ -334,6 +347,8 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
                 s = stats[active[r]]
                 s.drafted.append(k)
                 s.accepted.append(a)
+                if policy is not None:
+                    policy.observe(st, k, a, drafter_s if r == 0 else None)
                 if not finished:
                     keep.append(r)
             if len(keep) < len(active):
@@ -355,7 +370,7 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
 
 def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Drafter] = None,
                    accept: AcceptanceRule = accept_top1, *, batch_size: int = 8, sort_by_length: bool = True,
-                   pack: Optional[bool] = None, **kwargs) -> List[DecodeResult]:
+                   pack: Optional[bool] = None, policy=None, **kwargs) -> List[DecodeResult]:
     """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
     ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`;
     ``pack`` as :class:`BatchedVerifier`'s. A batch of one sentence runs the batch-1 loop
@@ -370,8 +385,9 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
         ids = order[i: i + batch_size]
         if len(ids) == 1:  # a batch of one is the batch-1 loop itself (no padding, masks or gathers to pay for)
             results[ids[0]] = draft_verify_accept(verifier, sources[ids[0]], drafter, accept, sent_id=ids[0],
-                                                  **kwargs)
+                                                  policy=policy, **kwargs)
             continue
-        for j, r in zip(ids, decode_batch(bver, [sources[j] for j in ids], drafter, accept, ids=ids, **kwargs)):
+        for j, r in zip(ids, decode_batch(bver, [sources[j] for j in ids], drafter, accept, ids=ids, policy=policy,
+                                          **kwargs)):
             results[j] = r
     return results  # type: ignore[return-value]

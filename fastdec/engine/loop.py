@@ -230,13 +230,16 @@ def draft_verify_accept(
     method: str = "",
     sync_timing: bool = True,
     on_iteration: Optional[IterationHook] = None,
+    policy=None,
 ) -> DecodeResult:
     """Decode one sentence with the draft -> verify -> accept loop (see the module docstring).
 
     ``drafter=None`` means greedy decoding. ``accept`` is an acceptance rule from
     :mod:`fastdec.engine.acceptance`. ``on_iteration(state, draft, accepted, appended)`` is called after every
     iteration with the (truncated) draft, the number of accepted draft tokens and the tokens appended to
-    ``state.prefix`` (its time is charged to ``time_other``). Returns the output tokens (ending with EOS) and a
+    ``state.prefix`` (its time is charged to ``time_other``). ``policy`` (a
+    :class:`~fastdec.engine.policy.CostAwarePolicy`) picks each iteration's draft length -- 0 skips the drafter --
+    and then the drafter starts on its first call only. Returns the output tokens (ending with EOS) and a
     :class:`DecodeStats`.
     """
     if max_draft_len is not None and (isinstance(max_draft_len, bool) or int(max_draft_len) < 0):
@@ -253,6 +256,8 @@ def draft_verify_accept(
         drafter.check_acceptance(accept)
         check_same_device(drafter, dev)
 
+    if policy is not None:
+        policy.prepare(verifier, 1)
     stats = DecodeStats(id=sent_id, method=method or accept.name, src_len=src_tokens.numel(), device=str(dev))
     reset_peak_memory(dev)
     timer = ModuleTimer(stats, dev, sync=sync_timing)
@@ -265,7 +270,8 @@ def draft_verify_accept(
             src_tokens=verifier.src_tokens_device, src_list=src_tokens.tolist(), prefix=[eos],
             encoder_out=encoder_out, eos=eos, pad=pad, unk=unk, vocab_size=V, max_len=max_len,
             time_modules=stats.time_modules, sync_timing=sync_timing)
-        if drafter is not None:
+        started = drafter is None or policy is None  # with a policy the drafter starts on its first call
+        if drafter is not None and policy is None:
             drafter.start(state)
         timer.lap("drafter")
         prefix = state.prefix
@@ -276,10 +282,18 @@ def draft_verify_accept(
         while not finished:
             j = len(prefix) - 1
             state.max_draft = min(max_len - j, cap_draft)
+            drafter_s = None
+            if policy is not None and drafter is not None:
+                state.max_draft = policy.choose(state, verifier)
+                stats.planned.append(state.max_draft)
             # ---------------- draft
             if drafter is not None and state.max_draft > 0:
+                if not started:
+                    drafter.start(state)
+                    started = True
+                    policy.observe_start(timer.lap("drafter"))  # a cost of probing, not of each call
                 draft = truncate_draft(drafter.propose(state), state.max_draft, eos, pad, V)
-                timer.lap("drafter")
+                drafter_s = timer.lap("drafter")
             else:
                 draft = []
             k = len(draft)
@@ -304,6 +318,8 @@ def draft_verify_accept(
             state.last_drafted, state.last_accepted = k, a
             drafted_log.append(k)
             accepted_log.append(a)
+            if policy is not None:
+                policy.observe(state, k, a, drafter_s)
             timer.lap("verifier")
             if on_iteration is not None:
                 on_iteration(state, draft, a, new)

@@ -46,6 +46,7 @@ class DecodeStats:
     iterations: int = 0         # verifier (decoder) passes
     drafted: List[int] = field(default_factory=list)   # draft length per iteration
     accepted: List[int] = field(default_factory=list)  # accepted draft tokens per iteration
+    planned: List[int] = field(default_factory=list)   # draft length the cost-aware policy allowed (empty: fixed k)
     time: float = 0.0           # total wall time of the sentence (s)
     time_encoder: float = 0.0
     time_drafter: float = 0.0
@@ -90,12 +91,14 @@ class ModuleTimer:
     def start(self) -> None:
         self._start = self._t = self._now()
 
-    def lap(self, module: str) -> None:
-        """Charge the time since the previous lap to ``module`` (encoder|drafter|verifier|other)."""
+    def lap(self, module: str) -> float:
+        """Charge the time since the previous lap to ``module`` (encoder|drafter|verifier|other); returns it."""
         now = self._now()
         attr = "time_" + module
-        setattr(self.stats, attr, getattr(self.stats, attr) + now - self._t)
+        seconds = now - self._t
+        setattr(self.stats, attr, getattr(self.stats, attr) + seconds)
         self._t = now
+        return seconds
 
     def stop(self) -> None:
         now = self._now()

@@ -1,0 +1,379 @@
+"""Cost-aware draft lengths: verify only the draft tokens that pay for their place in the pass.
+
+A draft position that the verifier accepts with probability ``p`` saves a whole iteration only if ``p`` is worth more
+than what the position adds to the pass. On a compute-bound device (a CPU) a pass of ``n`` tokens costs about ``n``
+one-token passes, so a long draft that is mostly rejected makes decoding slower than greedy; on a GPU a pass of 64
+tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` decides per iteration:
+
+* **what a pass costs** (:class:`PassCost`, measured by :func:`measure_pass_cost` on the verifier at hand -- its
+  model, backend, device, precision and batch size -- in well under a second, once per policy; ``recalibrate``
+  measures again): one greedy iteration of the loop, everything included; a decoder pass of ``t`` fed tokens;
+  projecting ``r`` rows to the vocabulary; and, measured while decoding, one call of the drafter;
+* **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
+  input and per sentence; a sentence's estimate leans on its own counts as they come in;
+* **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second: with ``q_m`` the chance
+  that position ``m`` is accepted once ``1 .. m-1`` were, ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one
+  iteration of cost ``greedy step + pass(n+1) - pass(1) + projection + [n > 0] * drafter``. ``n = 0`` is one plain
+  greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a *probe*, the full
+  ``k``) once the greedy time since it was last asked is 100 times what the probe costs: probes cost at most 1 %,
+  and a drafter that starts to pay is noticed.
+
+In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
+``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own
+proposal, so a row's output never depends on the others).
+
+Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact
+acceptance returns -- every appended token is still the verifier's own greedy token (property tests on random
+models, batch 1 and batched, every backend).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import torch
+
+__all__ = ["PassCost", "measure_pass_cost", "CostAwarePolicy", "POLICIES", "check_policy"]
+
+POLICIES = ("fixed", "cost")
+_CHUNK = 8  # the exact rule projects rows in chunks of 8, 16, 32 ... on a CPU (acceptance.accept_top1)
+_FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+
+
+def check_policy(policy) -> str:
+    """``policy`` as one of :data:`POLICIES`, else a ``ValueError`` naming the setting."""
+    name = str(policy).lower()
+    if name not in POLICIES:
+        raise ValueError(f"draft policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    return name
+
+
+def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
+    """Piecewise-linear through the measured points, extended linearly on both sides (below the first point by the
+    first segment's slope: fewer rows than measured still pay per token)."""
+    if len(xs) == 1 or x == xs[0]:
+        return ys[0] if len(xs) > 1 or x == xs[0] else ys[0] * x / xs[0]
+    if x < xs[0]:
+        slope = max((ys[1] - ys[0]) / (xs[1] - xs[0]), 0.0)
+        return max(ys[0] - slope * (xs[0] - x), 0.0)
+    for i in range(1, len(xs)):
+        if x <= xs[i]:
+            x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    x0, x1, y0, y1 = xs[-2], xs[-1], ys[-2], ys[-1]
+    return y1 + max(y1 - y0, 0.0) * (x - x1) / (x1 - x0)
+
+
+@dataclass
+class PassCost:
+    """Measured seconds of one iteration's parts for ``batch`` rows (see the module docstring).
+
+    ``fed`` / ``pass_s``: a decoder pass of that many tokens in all (over all rows); ``rows`` / ``rows_s``: the
+    vocabulary projection of that many rows; ``step_s``: one greedy iteration of the loop (draft nothing, verify one
+    token per row, accept, bookkeeping)."""
+
+    batch: int
+    fed: List[int]
+    pass_s: List[float]
+    rows: List[int]
+    rows_s: List[float]
+    step_s: float
+    seconds_to_measure: float = 0.0
+
+    def extra(self, fed: float, rows: float, base: Optional[int] = None) -> float:
+        """Seconds an iteration feeding ``fed`` tokens and projecting ``rows`` rows costs beyond a greedy step of
+        ``base`` rows (default: the measured batch size)."""
+        b = self.batch if base is None else base
+        return (max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
+                + max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0))
+
+    def table(self, horizon: int) -> List[float]:
+        """``extra`` of a batch-1 iteration with a draft of ``n`` tokens, every row projected, for n = 0 .. horizon
+        (a lookup table for the per-iteration choice)."""
+        return [self.extra(n + 1, min(n + 1, _CHUNK)) for n in range(horizon + 1)]
+
+
+def _dummy_source(verifier, length: int = 16) -> torch.Tensor:
+    first = 4 if verifier.vocab_size > 8 else 0  # past fairseq's specials
+    ids = [first + i % max(verifier.vocab_size - first, 1) for i in range(length - 1)]
+    ids = [t for t in ids if t not in (verifier.eos, verifier.pad)] or [verifier.unk]
+    return torch.tensor(ids + [verifier.eos], dtype=torch.long)
+
+
+class _Clock:
+    def __init__(self, device: torch.device):
+        self.cuda = device.type == "cuda"
+
+    def time(self, fn, repeats: int) -> float:
+        """The fastest of ``repeats`` calls (the least disturbed), after one warm-up call."""
+        fn()
+        best = float("inf")
+        for _ in range(repeats):
+            if self.cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            if self.cuda:
+                torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+
+@torch.inference_mode()
+def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 3) -> PassCost:
+    """Measure :class:`PassCost` on ``verifier`` for drafts of up to ``horizon`` tokens at batch size ``batch``.
+
+    Drives the verifier itself (a dummy source; the cost does not depend on the token ids) and leaves no state the
+    next decode reads: every sentence starts with ``verifier.start``."""
+    from .loop import MaskedLogProbs, draft_verify_accept
+
+    t_start = time.perf_counter()
+    clock = _Clock(verifier.device)
+    src = _dummy_source(verifier)
+    prefix = 8
+    ids = src[:-1].tolist()
+    feed_ids = [ids[i % len(ids)] for i in range(prefix + horizon + 1)]
+    per_row = sorted({s for s in _FED_SIZES if s <= horizon + 1} | {horizon + 1})
+    per_row = [s for s in per_row if prefix + s < verifier.max_positions] or [1]
+    if batch <= 1:
+        verifier.start(src)
+        verifier.forward(torch.tensor([verifier.eos] + feed_ids[: prefix - 1]), need_logits=False)
+        fed, pass_s = [], []
+        for s in per_row:
+            feed = torch.tensor(feed_ids[prefix: prefix + s])
+
+            def one_pass(feed=feed):
+                verifier.forward(feed, need_logits=False)
+                verifier.rollback(prefix)
+            fed.append(s)
+            pass_s.append(clock.time(one_pass, repeats))
+        hidden = verifier.forward(torch.tensor(feed_ids[prefix: prefix + _CHUNK * 2]), need_logits=False).hidden
+        verifier.rollback(prefix)
+        proj = MaskedLogProbs(verifier, max_len=10 ** 6).of(hidden, prefix)
+        rows = [r for r in (1, _CHUNK, 2 * _CHUNK) if r <= hidden.size(0)]
+        rows_s = [clock.time(lambda r=r: proj.top1(0, r), repeats) for r in rows]
+
+        def greedy():
+            res = draft_verify_accept(verifier, src, None, max_len_b=24, sync_timing=False)
+            return (res.stats.time - res.stats.time_encoder) / max(res.stats.iterations, 1)
+        step = min(greedy() for _ in range(repeats))
+    else:
+        from .batched import BatchedVerifier, decode_batch, vocab_log_probs
+
+        bver = BatchedVerifier(verifier)
+        sources = [src] * batch
+        bver.start(sources)
+        bver.forward(torch.tensor([[verifier.eos] + feed_ids[: prefix - 1]] * batch), [prefix] * batch)
+        fed, pass_s = [], []
+        for s in per_row[:8]:  # a wide batched pass is slow to measure; the rest is extrapolated
+            tokens = torch.tensor([feed_ids[prefix: prefix + s]] * batch)
+
+            def one_pass(tokens=tokens, s=s):
+                bver.forward(tokens, [s] * batch)
+                bver.lengths = [prefix] * batch
+            fed.append(s * batch)
+            pass_s.append(clock.time(one_pass, repeats))
+        hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
+        rows, rows_s = [], []
+        for r in (1, _CHUNK):
+            rows.append(r * batch)
+            rows_s.append(clock.time(lambda r=r: vocab_log_probs(verifier, hidden[:, :r]).argmax(-1).tolist(),
+                                     repeats))
+
+        def greedy():
+            res = decode_batch(bver, sources, None, max_len_b=24, sync_timing=False)
+            st = res[0].stats
+            return (st.time - st.time_encoder) * batch / max(st.iterations, 1)
+        step = min(greedy() for _ in range(repeats))
+    return PassCost(batch=max(batch, 1), fed=fed, pass_s=pass_s, rows=rows, rows_s=rows_s, step_s=step,
+                    seconds_to_measure=time.perf_counter() - t_start)
+
+
+class CostAwarePolicy:
+    """Chooses each iteration's draft length by expected tokens per second (see the module docstring).
+
+    One policy serves one verifier and one drafter over many sentences (its acceptance counts carry over); the loop
+    calls :meth:`choose` / :meth:`choose_batch` before drafting and :meth:`observe` after accepting.
+    ``horizon`` caps the draft positions it considers (the method's ``k`` or ``max_draft_len``, else 64)."""
+
+    name = "cost"
+
+    def __init__(self, horizon: int = 64, *, prior: float = 0.5, weight: float = 4.0, probe_share: float = 0.01):
+        if isinstance(horizon, bool) or int(horizon) < 1:
+            raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
+        self.horizon = int(horizon)
+        self.prior, self.weight = float(prior), float(weight)
+        if not 0 < probe_share < 1:
+            raise ValueError(f"probe_share must be in (0, 1), got {probe_share!r}")
+        self.probe_share = float(probe_share)
+        H = self.horizon
+        self.reach = [0.0] * (H + 2)  # across the input: how often position m was verified ...
+        self.acc = [0.0] * (H + 2)    # ... and accepted
+        self.q = [prior] * (H + 2)    # smoothed acceptance rate by position, refreshed every few observations
+        self._stale = 0
+        self.drafter_s: Optional[float] = None  # running mean of one drafter call (seconds)
+        self.cost: Optional[PassCost] = None
+        self._costs = {}
+        self._table: List[float] = []
+        self.start_s = 0.0       # running mean of a drafter's per-sentence start (a probe may pay it)
+        self._skipped_s = 0.0    # greedy time since the drafter was last asked
+        self.probes = 0
+
+    # ------------------------------------------------------------------ cost
+    def calibrate(self, verifier, batch: int = 1) -> PassCost:
+        """Measure the verifier's pass cost at this batch size (kept per batch size; call again to re-measure)."""
+        return self.use_cost(measure_pass_cost(verifier, self.horizon, batch))
+
+    def use_cost(self, cost: PassCost) -> PassCost:
+        """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
+        self._costs[cost.batch] = cost
+        if cost.batch == 1:
+            self.cost = cost
+            self._table = cost.table(self.horizon)
+        return cost
+
+    def prepare(self, verifier, batch: int = 1) -> None:
+        """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
+        if batch <= 1 and self.cost is None:
+            self.calibrate(verifier, 1)
+        elif batch > 1 and not any(b >= batch for b in self._costs):
+            self.calibrate(verifier, batch)
+
+    def batch_cost(self, verifier, batch: int) -> PassCost:
+        """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at
+        ``batch`` when none was: a batch whose rows finish one by one is not measured again at every size (the
+        loops call :meth:`prepare` with a batch's full size first)."""
+        sizes = sorted(b for b in self._costs if b > 1)
+        if not sizes:
+            return self.calibrate(verifier, batch)
+        return self._costs[next((b for b in sizes if b >= batch), sizes[-1])]
+
+    # ------------------------------------------------------------------ acceptance statistics
+    def _refresh(self) -> None:
+        """Smoothed rate by position: each position leans on the one before it until it has counts of its own."""
+        w, prev = self.weight, self.prior
+        q = self.q
+        for m in range(1, self.horizon + 1):
+            prev = q[m] = (self.acc[m] + w * prev) / (self.reach[m] + w)
+        self._stale = 0
+
+    def observe_start(self, seconds: float) -> None:
+        """The drafter's per-sentence start took ``seconds`` (counted in what a probe costs)."""
+        self.start_s = 0.8 * self.start_s + 0.2 * seconds if self.start_s else seconds
+
+    def observe(self, state, drafted: int, accepted: int, drafter_s: Optional[float] = None) -> None:
+        """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when drafted)."""
+        if drafter_s is not None:
+            self.drafter_s = drafter_s if self.drafter_s is None else 0.9 * self.drafter_s + 0.1 * drafter_s
+        if drafted <= 0:
+            return
+        top = min(accepted + 1, drafted, self.horizon)
+        reach, acc = self.reach, self.acc
+        sent = state.extra.get("policy_counts")
+        if sent is None:
+            sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))
+        s_reach, s_acc = sent
+        for m in range(1, top + 1):
+            reach[m] += 1.0
+            s_reach[m] += 1
+            if m <= accepted:
+                acc[m] += 1.0
+                s_acc[m] += 1
+        if reach[1] > 4096:  # old counts fade: the estimate follows the input
+            self.reach = [x * 0.5 for x in reach]
+            self.acc = [x * 0.5 for x in acc]
+        self._stale += 1
+        if self._stale >= 8 or reach[1] < 32:
+            self._refresh()
+
+    def _values(self, state, limit: int) -> List[float]:
+        """``prod_{l<=m} q_l`` for m = 1 .. limit for this sentence, stopping where it falls below 1 %."""
+        q, w = self.q, self.weight
+        sent = state.extra.get("policy_counts")
+        out, p = [], 1.0
+        for m in range(1, limit + 1):
+            if sent is not None and sent[0][m]:
+                p *= (sent[1][m] + w * q[m]) / (sent[0][m] + w)
+            else:
+                p *= q[m]
+            if p < 0.01:
+                break
+            out.append(p)
+        return out
+
+    # ------------------------------------------------------------------ the choice
+    def _probe(self, step_s: float, extra_s: float) -> bool:
+        """Ask the drafter again once the greedy time since it was last asked is ``1 / probe_share`` times what the
+        probe costs (its call, a sentence start, the longer pass): probes then cost at most ``probe_share`` of the
+        time, and a drafter that starts to pay is still noticed."""
+        self._skipped_s += step_s
+        cost = (self.drafter_s or 0.0) + self.start_s + extra_s
+        if self._skipped_s * self.probe_share < cost:
+            return False
+        self._skipped_s = 0.0
+        self.probes += 1
+        return True
+
+    def choose(self, state, verifier=None) -> int:
+        """The draft length for this sentence's next iteration, ``0 .. state.max_draft``."""
+        limit = min(state.max_draft, self.horizon)
+        if limit <= 0:
+            return 0
+        if self.cost is None:
+            raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
+        if not self.reach[1]:  # nothing known yet: draft in full to learn
+            return limit
+        step = self.cost.step_s
+        table = self._table
+        drafter = self.drafter_s if self.drafter_s is not None else 0.0
+        best_n, best = 0, 1.0 / step
+        expected = 1.0
+        for n, p in enumerate(self._values(state, limit), 1):
+            expected += p
+            rate = expected / (step + drafter + table[n])
+            if rate > best:
+                best_n, best = n, rate
+        if best_n == 0:
+            return limit if self._probe(step, table[limit]) else 0
+        self._skipped_s = 0.0
+        return best_n
+
+    def choose_batch(self, states, verifier) -> List[int]:
+        """The draft length of every row of a batch (one pass verifies them all)."""
+        limits = [min(st.max_draft, self.horizon) for st in states]
+        B = len(states)
+        cost = self.batch_cost(verifier, B)
+        if not self.reach[1]:  # nothing known yet: draft in full to learn
+            return limits
+        items = []
+        for r, (st, lim) in enumerate(zip(states, limits)):
+            if lim > 0:
+                items.extend((p, r, m) for m, p in enumerate(self._values(st, lim), 1))
+        if not items:
+            probe = any(limits) and self._probe(cost.step_s * min(B / cost.batch, 1.0),
+                                                cost.extra(B + sum(limits), B + sum(limits), base=B))
+            return [lim if probe else 0 for lim in limits]
+        items.sort(key=lambda x: -x[0])
+        step = cost.step_s * min(B / cost.batch, 1.0)  # fewer rows than measured: a proportional share
+        drafter = self.drafter_s if self.drafter_s is not None else 0.0
+        best_t, best = 0, B / step
+        expected = float(B)
+        # exact acceptance projects the padded batch's first 8 positions of every row at once, then only the rows
+        # still accepting: the projected rows grow with the widest draft, then one per draft token past the 8th
+        width, late = 1, 0
+        for t, (p, _, m) in enumerate(items, 1):
+            expected += p
+            width = max(width, m + 1)
+            late += m >= _CHUNK
+            rate = expected / (step + drafter + cost.extra(B + t, B * min(width, _CHUNK) + late, base=B))
+            if rate > best:
+                best_t, best = t, rate
+        if best_t == 0:
+            probe = self._probe(step, cost.extra(B + sum(limits), B + sum(limits), base=B))
+            return [lim if probe else 0 for lim in limits]
+        self._skipped_s = 0.0
+        n = [0] * B
+        for _, r, _ in items[:best_t]:
+            n[r] += 1
+        return n

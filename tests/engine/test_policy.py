@@ -1,0 +1,232 @@
+"""The cost-aware draft-length policy: lossless with every drafter, rule and backend, batch 1 and batched (random
+fairseq Transformers, float64, pass costs drawn so that every kind of decision -- skip the drafter, a short draft, the
+whole draft, probes -- occurs); and its decisions follow the costs and acceptance rates it is given."""
+import math
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import MODEL_CONFIGS, random_model
+from fastdec.bench.methods import parse_method
+from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, greedy_decode
+from fastdec.engine.batched import decode_batched
+from fastdec.engine.loop import draft_verify_accept
+from fastdec.engine.policy import CostAwarePolicy, PassCost, check_policy, measure_pass_cost
+from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
+
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, step: float) -> PassCost:
+    fed = [batch * n for n in (1, 2, 4, 8, 16, 32, 64)]
+    return PassCost(batch=batch, fed=fed, pass_s=[fixed + per_token * f for f in fed], rows=[batch, 8 * batch],
+                    rows_s=[per_row * batch, per_row * 8 * batch], step_s=step)
+
+
+def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
+    policy = CostAwarePolicy(horizon, **kw)
+    for batch, (fixed, per_token, per_row, step) in costs.items():
+        policy.use_cost(synthetic_cost(batch, fixed, per_token, per_row, step))
+    return policy
+
+
+@st.composite
+def case(draw):
+    idx = draw(st.sampled_from(range(len(MODEL_CONFIGS))))
+    _, d, _ = random_model(idx)
+    n = draw(st.integers(2, 9))
+    lengths = draw(st.lists(st.integers(0, 14), min_size=n, max_size=n))
+    srcs = [torch.tensor(draw(st.lists(st.integers(4, len(d) - 1), min_size=k, max_size=k)) + [d.eos()])
+            for k in lengths]
+    kw = dict(max_len_a=draw(st.sampled_from([0.0, 0.5, 1.2])), max_len_b=draw(st.integers(1, 12)))
+    # per-token cost from free (a GPU) to dearer than a greedy step (a slow CPU); drafter calls from free to costly
+    costs = {b: (1e-4, draw(st.sampled_from([0.0, 2e-5, 3e-4])), 1e-5, 2e-4 * b) for b in (1, 64)}
+    drafter_s = draw(st.sampled_from([0.0, 1e-4, 5e-3]))
+    return idx, srcs, kw, costs, drafter_s, draw(st.integers(0, 10_000))
+
+
+def drafters(d, refs, seed):
+    oracle = PerSourceDrafter(lambda src: NoisyOracleDrafter(refs[tuple(src)], len(d), noise=0.3, seed=seed))
+    return [(InputCopyDrafter(), accept_top1), (RandomDrafter(len(d), max_tokens=10, seed=seed), accept_top1),
+            (oracle, accept_top1), (oracle, accept_top_beta(1, 2.5))]
+
+
+@SETTINGS
+@given(c=case())
+def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
+    idx, srcs, kw, costs, drafter_s, seed = c
+    _, d, ver = random_model(idx)
+    greedy = [greedy_decode(ver, s, **kw).tokens for s in srcs]
+    refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
+    decisions = set()
+    for drafter, rule in drafters(d, refs, seed):
+        policy = policy_with(costs)
+        policy.drafter_s = drafter_s or None
+        one = [draft_verify_accept(ver, s, drafter, rule, policy=policy, **kw) for s in srcs]
+        assert [r.tokens for r in one] == greedy, (type(drafter).__name__, rule)
+        for r in one:
+            assert len(r.stats.planned) == r.stats.iterations
+            assert all(k <= n for k, n in zip(r.stats.drafted, r.stats.planned))
+            decisions.update(min(n, 1) for n in r.stats.planned)
+        batched = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, **kw)
+        assert [r.tokens for r in batched] == greedy, (type(drafter).__name__, rule, "batched")
+    assert decisions  # (which decisions occur depends on the draw; across draws both do: test below)
+
+
+def test_the_fast_backend_with_the_policy_returns_its_own_greedy_output():
+    from fastdec.engine.fast_verifier import FastVerifier
+
+    model, d, _ = random_model(1)
+    fast = FastVerifier(model, dtype=torch.float64)
+    g = torch.Generator().manual_seed(5)
+    srcs = [torch.cat([torch.randint(4, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+            for n in torch.randint(1, 14, (12,), generator=g)]
+    kw = dict(max_len_a=1.2, max_len_b=10)
+    greedy = [greedy_decode(fast, s, **kw).tokens for s in srcs]
+    refs = {tuple(s.tolist()): t for s, t in zip(srcs, greedy)}
+    for drafter, rule in drafters(d, refs, 3):
+        policy = CostAwarePolicy(16)  # measured on the fast verifier itself
+        out = [draft_verify_accept(fast, s, drafter, rule, policy=policy, **kw).tokens for s in srcs]
+        assert out == greedy, type(drafter).__name__
+
+
+class CountingDrafter(InputCopyDrafter):
+    """IAD that counts its calls and starts (the policy must skip both when drafting does not pay)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = self.starts = 0
+
+    def start(self, state):
+        self.starts += 1
+        super().start(state)
+
+    def propose(self, state):
+        self.calls += 1
+        return super().propose(state)
+
+
+def copy_sources(d, n=30, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.cat([torch.randint(4, len(d), (int(k),), generator=g), torch.tensor([d.eos()])])
+            for k in torch.randint(4, 14, (n,), generator=g)]
+
+
+def test_a_draft_that_costs_more_than_it_saves_is_not_asked_for():
+    """A pass whose every extra token costs ten greedy steps: after the first (learning) draft, only probes, whose
+    cost stays within the policy's probe share."""
+    from conftest import copy_model
+
+    _, d, ver = copy_model()
+    srcs = copy_sources(d)
+    step = 1e-4
+    policy = policy_with({1: (1e-4, 10 * step, 1e-5, step)}, probe_share=0.01)
+    drafter = CountingDrafter()
+    out = [draft_verify_accept(ver, s, drafter, accept_top1, policy=policy, max_len_b=12) for s in srcs]
+    iterations = sum(r.stats.iterations for r in out)
+    planned = [n for r in out for n in r.stats.planned]
+    assert drafter.calls == sum(1 for n in planned if n > 0) <= 1 + policy.probes
+    assert drafter.starts <= drafter.calls
+    assert sum(r.stats.iterations for r in out) == sum(len(r.tokens) for r in out) - sum(
+        sum(r.stats.accepted) for r in out)
+    assert iterations > 100 and drafter.calls < 5
+
+
+def test_a_free_pass_drafts_the_whole_horizon_and_a_learned_position_stops_it():
+    """Free extra tokens (a GPU-like pass) and a well-accepted drafter: draft everything up to the horizon; when the
+    counts say position 3 is never accepted, stop the draft at 2."""
+    policy = policy_with({1: (1e-4, 0.0, 0.0, 2e-4)}, horizon=8)
+
+    class State:
+        def __init__(self):
+            self.extra, self.max_draft = {}, 20
+
+    state = State()
+    policy.reach[1:9] = [1000.0] * 8
+    policy.acc[1:9] = [950.0] * 8
+    policy._refresh()
+    assert policy.choose(state) == 8
+    policy.acc[3] = 0.0
+    policy._refresh()
+    assert policy.choose(state) == 2
+    state.max_draft = 1
+    assert policy.choose(state) == 1
+
+
+def test_the_drafter_cost_decides_between_a_short_draft_and_none():
+    class State:
+        def __init__(self):
+            self.extra, self.max_draft = {}, 10
+
+    policy = policy_with({1: (1e-4, 5e-5, 1e-5, 2e-4)}, horizon=10)
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [700.0] * 10
+    policy._refresh()
+    policy.drafter_s = 1e-6
+    cheap = policy.choose(State())
+    policy.drafter_s = 1e-2  # a drafter call as dear as 50 greedy steps
+    assert cheap >= 1 and policy.choose(State()) == 0
+
+
+def test_per_sentence_counts_override_the_input_wide_rate():
+    class State:
+        def __init__(self):
+            self.extra, self.max_draft = {}, 10
+
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [900.0] * 10
+    policy._refresh()
+    good, bad = State(), State()
+    for _ in range(20):
+        policy.observe(bad, drafted=5, accepted=0)
+    assert policy.choose(good) > policy.choose(bad) == 0
+
+
+def test_batched_choice_gives_rows_with_better_drafts_more_positions():
+    class State:
+        def __init__(self):
+            self.extra, self.max_draft = {}, 10
+
+    policy = policy_with({64: (1e-4, 1e-5, 2e-6, 2e-3)}, horizon=10)
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [800.0] * 10
+    policy._refresh()
+    rows = [State() for _ in range(4)]
+    for _ in range(30):
+        policy.observe(rows[0], drafted=10, accepted=10)
+        policy.observe(rows[3], drafted=3, accepted=0)
+    n = policy.choose_batch(rows, None)
+    assert n[0] >= n[1] == n[2] >= n[3] and n[0] > n[3]
+
+
+def test_pass_cost_is_measured_on_the_verifier_for_batch_1_and_batched():
+    _, d, ver = random_model(0)
+    for batch in (1, 4):
+        cost = measure_pass_cost(ver, 16, batch=batch, repeats=2)
+        assert cost.batch == batch and cost.step_s > 0 and all(s > 0 for s in cost.pass_s)
+        assert cost.fed == sorted(cost.fed) and cost.fed[0] == batch
+        assert cost.extra(batch, batch) == 0.0 and cost.extra(batch * 16, batch * 8) > 0
+    src = torch.tensor([5, 6, 7, d.eos()])
+    before = greedy_decode(ver, src, max_len_b=6).tokens
+    measure_pass_cost(ver, 8)
+    assert greedy_decode(ver, src, max_len_b=6).tokens == before
+
+
+def test_policy_key_in_the_method_grammar():
+    m = parse_method("iad:backend=fast:policy=cost")
+    assert (m.policy, m.label, parse_method(m.spec)) == ("cost", "iad-fast-cost", m)
+    assert parse_method("gad:k=10").policy == "fixed" and parse_method("gad:k=10").label == "gad-k10"
+    assert parse_method("blockwise:k=4:policy=cost:batch=8").label == "blockwise-k4-cost-bs8"
+    for bad, words in [("greedy:policy=cost", "verifies no drafts"), ("iad:policy=fast", "policy must be one of"),
+                       ("blockwise:k=4:min_block=2:policy=cost", "min_block")]:
+        with pytest.raises(ValueError, match=words):
+            parse_method(bad)
+    assert check_policy("COST") == "cost"
+    with pytest.raises(ValueError, match="draft policy"):
+        check_policy("always")
+    with pytest.raises(ValueError, match="horizon"):
+        CostAwarePolicy(0)
+    assert not math.isnan(CostAwarePolicy(4).prior)
