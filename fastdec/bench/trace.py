@@ -11,8 +11,11 @@ among the method's sentences with at least ``--min-tokens`` output tokens, the o
 closest to the method's mean over the run (ties: the lowest id). The trace decodes with the same loop as the
 benchmark, so its output is the method's output (checked against the run's output when ``--from-run`` is given).
 
-Output CSV: ``sentence, step, tokens, drafted, accepted_from_draft, text`` -- the first two rows (step ``input`` and
-``output``) hold the de-BPE'd source and output, then one row per decoding step with the BPE pieces it appended.
+Output CSV: ``sentence, step, tokens, planned, drafted, accepted_from_draft, text`` -- the first two rows (step
+``input`` and ``output``) hold the de-BPE'd source and output, then one row per decoding step with the BPE pieces it
+appended. ``planned`` is the draft length a ``policy=cost`` method allowed at that step (0: the drafter was not
+asked; empty for fixed-k methods); the policy first decodes up to 20 other sentences of the input, so that its
+acceptance counts are those of a running decode, not of an empty start. The trace runs on the method's backend.
 """
 from __future__ import annotations
 
@@ -51,13 +54,13 @@ def typical_sentence(records, min_tokens: int) -> int:
 
 
 def trace_rows(sentence: int, source: str, output: str, iterations, symbol) -> list:
-    rows = [{"sentence": sentence, "step": "input", "tokens": None, "drafted": None, "accepted_from_draft": None,
-             "text": source},
-            {"sentence": sentence, "step": "output", "tokens": None, "drafted": None, "accepted_from_draft": None,
-             "text": output}]
+    empty = {"tokens": None, "planned": None, "drafted": None, "accepted_from_draft": None}
+    rows = [{"sentence": sentence, "step": "input", **empty, "text": source},
+            {"sentence": sentence, "step": "output", **empty, "text": output}]
     for step, it in enumerate(iterations, 1):
-        rows.append({"sentence": sentence, "step": str(step), "tokens": len(it.appended), "drafted": len(it.draft),
-                     "accepted_from_draft": it.accepted, "text": " ".join(symbol(t) for t in it.appended)})
+        rows.append({"sentence": sentence, "step": str(step), "tokens": len(it.appended), "planned": it.planned,
+                     "drafted": len(it.draft), "accepted_from_draft": it.accepted,
+                     "text": " ".join(symbol(t) for t in it.appended)})
     return rows
 
 
@@ -88,21 +91,28 @@ def trace_table(checkpoint: str, data_bin: str, input: str, method: str, *, sent
     import pandas as pd
 
     from fastdec.engine.load import load_model
+    from fastdec.engine.loop import draft_verify_accept
     from fastdec.engine.tracing import trace
     from fastdec.engine.verifier import Verifier
     from fastdec.text import remove_bpe
 
-    from .runner import Context, _Systems, acceptance_rule
+    from .runner import Context, _Systems, acceptance_rule, draft_policy
 
     if m.drafter == "gad":
         import fastdec.engine.nat_drafter  # noqa: F401  (registers the gad drafter)
     if m.drafter == "blockwise":
         import fastdec.engine.blockwise_drafter  # noqa: F401  (registers the blockwise drafter)
     loaded = load_model(checkpoint, data_bin, user_dir=user_dir)
-    verifier = Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)
-    drafter = _Systems(Context(loaded, verifier, max_len_a, max_len_b)).drafter(m)
-    tr = trace(verifier, loaded.encode(lines[sentence]), drafter, acceptance_rule(m), max_len_a=max_len_a,
-               max_len_b=max_len_b, max_draft_len=m.max_draft_len)
+    ctx = Context(loaded, Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype), max_len_a, max_len_b)
+    verifier = ctx.verifier_of(m.backend)
+    drafter = _Systems(ctx).drafter(m)
+    rule, policy = acceptance_rule(m), draft_policy(m)
+    if policy is not None:  # acceptance counts of a running decode: up to 20 other sentences first
+        for i in [i for i in range(len(lines)) if i != sentence][:20]:
+            draft_verify_accept(verifier, loaded.encode(lines[i]), drafter, rule, max_len_a=max_len_a,
+                                max_len_b=max_len_b, max_draft_len=m.max_draft_len, policy=policy)
+    tr = trace(verifier, loaded.encode(lines[sentence]), drafter, rule, max_len_a=max_len_a,
+               max_len_b=max_len_b, max_draft_len=m.max_draft_len, policy=policy)
     if expected is not None and tr.tokens != expected:
         raise ValueError(f"the trace of sentence {sentence} differs from {m.label}'s output in {run}")
     d = loaded.tgt_dict

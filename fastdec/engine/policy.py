@@ -14,8 +14,8 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second: with ``q_m`` the chance
   that position ``m`` is accepted once ``1 .. m-1`` were, ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one
   iteration of cost ``greedy step + pass(n+1) - pass(1) + projection + [n > 0] * drafter``. ``n = 0`` is one plain
-  greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a *probe*, the full
-  ``k``) once the greedy time since it was last asked is 100 times what the probe costs: probes cost at most 1 %,
+  greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a *probe* of up to 8
+  tokens) once the greedy time since it was last asked is 100 times what the probe costs: probes cost at most 1 %,
   and a drafter that starts to pay is noticed.
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
@@ -199,7 +199,8 @@ class CostAwarePolicy:
 
     name = "cost"
 
-    def __init__(self, horizon: int = 64, *, prior: float = 0.5, weight: float = 4.0, probe_share: float = 0.01):
+    def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.01,
+                 probe_len: int = 8):
         if isinstance(horizon, bool) or int(horizon) < 1:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
         self.horizon = int(horizon)
@@ -207,6 +208,7 @@ class CostAwarePolicy:
         if not 0 < probe_share < 1:
             raise ValueError(f"probe_share must be in (0, 1), got {probe_share!r}")
         self.probe_share = float(probe_share)
+        self.probe_len = max(int(probe_len), 1)
         H = self.horizon
         self.reach = [0.0] * (H + 2)  # across the input: how often position m was verified ...
         self.acc = [0.0] * (H + 2)    # ... and accepted
@@ -335,7 +337,8 @@ class CostAwarePolicy:
             if rate > best:
                 best_n, best = n, rate
         if best_n == 0:
-            return limit if self._probe(step, table[limit]) else 0
+            n = min(limit, self.probe_len)
+            return n if self._probe(step, table[n]) else 0
         self._skipped_s = 0.0
         return best_n
 
@@ -350,10 +353,12 @@ class CostAwarePolicy:
         for r, (st, lim) in enumerate(zip(states, limits)):
             if lim > 0:
                 items.extend((p, r, m) for m, p in enumerate(self._values(st, lim), 1))
+        probe_n = [min(lim, self.probe_len) for lim in limits]
+        probe_fed = B + sum(probe_n)
         if not items:
             probe = any(limits) and self._probe(cost.step_s * min(B / cost.batch, 1.0),
-                                                cost.extra(B + sum(limits), B + sum(limits), base=B))
-            return [lim if probe else 0 for lim in limits]
+                                                cost.extra(probe_fed, probe_fed, base=B))
+            return probe_n if probe else [0] * B
         items.sort(key=lambda x: -x[0])
         step = cost.step_s * min(B / cost.batch, 1.0)  # fewer rows than measured: a proportional share
         drafter = self.drafter_s if self.drafter_s is not None else 0.0
@@ -370,8 +375,8 @@ class CostAwarePolicy:
             if rate > best:
                 best_t, best = t, rate
         if best_t == 0:
-            probe = self._probe(step, cost.extra(B + sum(limits), B + sum(limits), base=B))
-            return [lim if probe else 0 for lim in limits]
+            probe = self._probe(step, cost.extra(probe_fed, probe_fed, base=B))
+            return probe_n if probe else [0] * B
         self._skipped_s = 0.0
         n = [0] * B
         for _, r, _ in items[:best_t]:
