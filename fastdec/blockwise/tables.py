@@ -63,11 +63,13 @@ def _cell(r, ident: bool = True) -> Optional[str]:
 
 
 def _pick(df: pd.DataFrame, *, variant: str, k: int, precision: Optional[str], topk: int = 1, min_block: int = 1,
-          split: str = "valid", method: str = "blockwise", backend: str = "torch") -> Optional[pd.Series]:
+          split: str = "valid", method: str = "blockwise", backend: str = "torch",
+          policy: str = "fixed") -> Optional[pd.Series]:
     """The row of one cell: the model trained for exactly k wins, else the smallest trained K >= k."""
     if df.empty:
         return None
     m = (df["variant"] == variant) & (df["split"] == split) & (df["method"] == method) & (df["backend"] == backend)
+    m &= (df["policy"].fillna("fixed") if "policy" in df else pd.Series("fixed", index=df.index)) == policy
     if method == "blockwise":
         m &= (df["k"] == k) & (df["topk"] == topk) & (df["min_block"] == min_block) & (df["precision"] == precision)
     sub = df[m]
@@ -300,6 +302,15 @@ def table4(df: pd.DataFrame, beam: int, precision: str, variant: str = "both", s
             r = _pick(df, variant=variant, k=k, split=split, precision=precision, backend=backend)
             if r is not None:
                 rows.append(row(f"blockwise k={k} ({backend} backend)", r, None, precision))
+    # the largest k with draft lengths chosen by what a pass costs (blockwise.decode.policies; not in the paper)
+    policies = sorted(set(df["policy"].dropna()) - {"fixed"}) if len(df) and "policy" in df else []
+    for policy in policies:
+        for backend in ["torch", *sorted(set(df["backend"]) - {"torch"})]:
+            for k in [k for k in _block_sizes(df, split) if k > 1]:
+                r = _pick(df, variant=variant, k=k, split=split, precision=precision, backend=backend, policy=policy)
+                if r is not None:
+                    where = "" if backend == "torch" else f", {backend} backend"
+                    rows.append(row(f"blockwise k={k} ({policy}-aware draft length{where})", r, None, precision))
     return append_paper_only(pd.DataFrame(rows), stern_table4_rows())
 
 

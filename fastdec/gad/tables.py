@@ -62,7 +62,7 @@ def paper_en_de_only(df: pd.DataFrame, reference: str, table: str) -> pd.DataFra
 
 def paper_key(m: Method, reference: str = "wmt14_en-de") -> Optional[str]:
     """The paper's Table 1/14 row ``m`` compares with: GAD++ rows by the paper's (beta, tau) of ``reference``."""
-    if m.backend != "torch":  # another verifier implementation: not in the paper
+    if m.backend != "torch" or m.policy != "fixed":  # another verifier implementation or draft policy: not in the paper
         return None
     if m.name == "fairseq":
         return {5: "verifier_b5", 1: "verifier_b1"}.get(m.beam) if m.batch_size == 1 else None

@@ -33,6 +33,8 @@ def system(m: Method) -> Tuple[str, Optional[str]]:
     key = m.name
     if m.backend != "torch":  # not in the paper: the same algorithm on another verifier implementation
         name, key = f"{name} ({m.backend} backend)", None
+    if m.policy != "fixed":  # not in the paper: draft lengths chosen by what a pass costs
+        name, key = f"{name}, {m.policy}-aware draft length", None
     if m.max_draft_len is not None:  # not in the paper: IAD with a cap on the draft length
         return f"{name}, drafts of at most {m.max_draft_len} tokens", None
     return name, key

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 __all__ = ["BenchRun", "TableItem", "TRACKS", "track_module", "bench_runs", "table_items", "section", "ct2_methods",
-           "ct2_conversions"]
+           "ct2_conversions", "backend_methods", "policy_methods", "with_key"]
 
 # config `tracks:` switch -> track module
 TRACKS = {"mt_at": "mt", "gec_iad": "gec", "gad": "gad", "blockwise": "blockwise", "students": "students"}
@@ -60,10 +60,30 @@ class BenchRun:
         return d
 
 
+def with_key(spec: str, key: str, value: str) -> str:
+    """``spec`` with ``key=value`` added; a spec with its own ``label`` gets ``-value`` on that label too (two rows
+    must not share a name)."""
+    from fastdec.bench.methods import parse_method
+
+    m = parse_method(spec)
+    if m.custom_label:
+        spec = spec.replace(f":label={m.custom_label}", f":label={m.custom_label}-{value}")
+    return f"{spec}:{key}={value}"
+
+
 def backend_methods(backends, specs, device: str = "cpu") -> List[str]:
     """The engine methods ``specs`` again on each extra verifier backend (``iad`` -> ``iad:backend=fast``); none on
     a GPU (the fast backends are CPU passes)."""
-    return [f"{s}:backend={b}" for b in backends if b != "torch" and device == "cpu" for s in specs]
+    return [with_key(s, "backend", b) for b in backends if b != "torch" and device == "cpu" for s in specs]
+
+
+def policy_methods(policies, specs) -> List[str]:
+    """The drafting methods among ``specs`` again with each draft-length policy other than the papers' fixed k
+    (``iad`` -> ``iad:policy=cost``; beyond the papers, fastdec.engine.policy)."""
+    from fastdec.bench.methods import parse_method
+
+    return [with_key(s, "policy", p) for p in policies if p != "fixed" for s in specs
+            if parse_method(s).drafter and parse_method(s).kind == "engine" and parse_method(s).min_block == 1]
 
 
 def ct2_methods(compute_types, beam: int, model_dir: str) -> List[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Tuple
 
-from . import BenchRun, TableItem, backend_methods, section as validated_section
+from . import BenchRun, TableItem, backend_methods, policy_methods, section as validated_section
 
 GAD_RUN = "gad/bench/test"  # the GAD track's test benchmark (fastdec.tracks.gad)
 _TABLES = "blockwise/tables"
@@ -48,7 +48,8 @@ def batch_specs(bw: dict, trained_k: int) -> List[str]:
     exact blockwise at the largest k the model serves."""
     dec = bw["decode"]
     k = max(decode_block_sizes(bw, trained_k))
-    return [f"fairseq:beam={dec['beam']}", "fairseq:beam=1", "greedy", f"blockwise:k={k}:precision={dec['head_precision']}"]
+    top = f"blockwise:k={k}:precision={dec['head_precision']}"
+    return [f"fairseq:beam={dec['beam']}", "fairseq:beam=1", "greedy", top, *policy_methods(dec.get("policies", []), [top])]
 
 
 def methods(bw: dict, split: str, variant: str, trained_k: int, device: str = "cpu") -> List[str]:
@@ -72,8 +73,11 @@ def methods(bw: dict, split: str, variant: str, trained_k: int, device: str = "c
     if dec["compare_precision"] and device == "cpu":
         other = "float" if prec == "int8" else "int8"
         out += [f"blockwise:k={k}:precision={other}" for k in ks]
-    return out + backend_methods(dec.get("backends", []), ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks],
-                                 device)
+    fast = backend_methods(dec.get("backends", []), ["greedy"] + [f"blockwise:k={k}:precision={prec}" for k in ks],
+                           device)
+    # beyond the paper: the largest k again with a draft-length policy (decode.policies), on every backend
+    top = [f"blockwise:k={max(ks)}:precision={prec}"] + [s for s in fast if s.startswith(f"blockwise:k={max(ks)}:")]
+    return out + fast + policy_methods(dec.get("policies", []), top)
 
 
 def runs(bw: dict) -> Dict[str, Tuple[str, str, int]]:
@@ -164,7 +168,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
         run, (_, _, k) = next((r, key) for r, key in runs(bw).items() if key[0] == "batch")
         specs = batch_specs(bw, k)
         write_batch_curve(read_run(f"{R}/{run}"), specs, dec["batch_sizes"], specs[0], "blockwise", output,
-                          title=(f"{title}: exact blockwise ({specs[-1]}) at batch sizes {dec['batch_sizes']}, "
+                          title=(f"{title}: exact blockwise ({specs[3]}) at batch sizes {dec['batch_sizes']}, "
                                  f"{config.get('device', 'cpu')}, {dec['threads']} thread(s)"))
         return
     df = T.load_runs({f"{R}/{run}": key for run, key in runs(bw).items() if f"{R}/{run}/summary.csv" in item.inputs})

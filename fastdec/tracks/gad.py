@@ -25,7 +25,7 @@ from typing import Dict, List
 
 from fastdec.bench.methods import parse_method
 
-from . import BenchRun, TableItem, backend_methods, ct2_methods, section
+from . import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods, section
 
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
 TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
@@ -61,14 +61,18 @@ class Plan:
         # the cheap drafter (gad.cheap_drafter): GAD and GAD++ high_efficiency again, labelled "-cheap"
         self.cheap = [f"{s}:label={parse_method(s).label}-cheap:checkpoint={R}/gad/models/drafter_k{self.k}_cheap/"
                       "model.pt" for s in (self.gad, self.he)] if g.get("cheap_drafter") else []
-        fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he], config.get("device", "cpu"))
+        fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he, *self.cheap],
+                               config.get("device", "cpu"))
+        # beyond the paper: the exact drafting rows again with a draft-length policy (gad.policies)
+        policy = policy_methods(g.get("policies", []), [self.gad, *self.cheap[:1], *[s for s in fast if "beta" not in s]])
         self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he,
-                     *self.cheap, *fast, *ct2]
+                     *self.cheap, *fast, *policy, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
         self.memory = [self.baseline, "greedy", self.gad, self.he]  # Table 8
-        self.batch_curves = [self.baseline, "fairseq:beam=1", "greedy", self.gad, self.he]  # Figure 7
+        self.batch_curves = [self.baseline, "fairseq:beam=1", "greedy", self.gad, self.he,  # Figure 7
+                             *policy_methods(g.get("policies", []), [self.gad])]
         self.batch_sizes = g.get("batch_sizes") or []
 
     def drafter(self, k) -> str:

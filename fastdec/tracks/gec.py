@@ -24,7 +24,7 @@ from typing import Dict, Optional, Tuple
 
 from fastdec.bench.methods import parse_methods
 
-from . import BenchRun, TableItem, backend_methods, ct2_methods
+from . import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods
 
 Spec = Tuple[str, int, Optional[int]]  # device, threads, sentences (None: all)
 TABLE4_SOURCES = ("wikilarge", "nlpcc18")  # the datasets of the paper's Table 4
@@ -44,9 +44,10 @@ def methods(config: dict, R: str = "results") -> list:
     gb = config["gec"]["benchmark"]
     if gb["beam"] < 2:
         raise ValueError("config gec.benchmark.beam must be >= 2 (the fairseq greedy row, beam 1, is always there)")
+    fast = backend_methods(gb.get("backends", []), ["greedy", "iad"], config.get("device", "cpu"))
     return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad",
-            *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"]),
-            *backend_methods(gb.get("backends", []), ["greedy", "iad"], config.get("device", "cpu")),
+            *(f"iad:max_draft_len={c}" for c in gb["iad_draft_caps"]), *fast,
+            *policy_methods(gb.get("policies", []), ["iad", *fast]),
             *ct2_methods(gb["ct2"], gb["beam"], f"{R}/gec/models/gec/ct2")]
 
 
@@ -69,7 +70,8 @@ def _runs(config: dict) -> Tuple[Spec, Dict[int, Spec]]:
 
 def batch_specs(config: dict) -> list:
     """The Figure 6 curves (each at every benchmark.batch_sizes)."""
-    return [f"fairseq:beam={config['gec']['benchmark']['beam']}", "fairseq:beam=1", "greedy", "iad"]
+    gb = config["gec"]["benchmark"]
+    return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad", *policy_methods(gb.get("policies", []), ["iad"])]
 
 
 def _batch_run(config: dict) -> Optional[str]:
