@@ -166,14 +166,21 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         bver.start(sources)
         bver.forward(torch.tensor([[verifier.eos] + feed_ids[: prefix - 1]] * batch), [prefix] * batch)
         fed, pass_s = [], []
+        # a greedy step keeps the rows' lengths equal (the batch-1 slicing); drafting makes them ragged (per-row
+        # positions, masks and packed linear layers): one token per row is measured on equal lengths, longer passes
+        # on ragged ones, so what drafting adds to a pass is in the difference
+        ragged = [prefix - b % 3 for b in range(batch)]
         for s in per_row[:8]:  # a wide batched pass is slow to measure; the rest is extrapolated
+            n_valid = [1] * batch if s == 1 else [s - b % 2 for b in range(batch)]
             tokens = torch.tensor([feed_ids[prefix: prefix + s]] * batch)
+            starts = [prefix] * batch if s == 1 else ragged
 
-            def one_pass(tokens=tokens, s=s):
-                bver.forward(tokens, [s] * batch)
-                bver.lengths = [prefix] * batch
-            fed.append(s * batch)
+            def one_pass(tokens=tokens, n_valid=n_valid, starts=starts):
+                bver.lengths = list(starts)
+                bver.forward(tokens, n_valid)
+            fed.append(sum(n_valid))
             pass_s.append(clock.time(one_pass, repeats))
+        bver.lengths = [prefix] * batch
         hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
         rows, rows_s = [], []
         for r in (1, _CHUNK):
