@@ -78,10 +78,12 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
             independent += 1
     # GEC, GAD test and valid, Blockwise test and batch, GEC and GAD batch runs, every student
     assert independent == 7 + 3
-    # greedy-fast and iad-fast (GEC), greedy-fast and gad-k4-fast (GAD), greedy-fast and blockwise k = 2, 4 (Blockwise)
-    assert fast_rows == 2 + 2 + 3
+    # greedy-fast, iad-fast and iad-fast-cost (GEC), greedy-fast, gad-k4-fast and gad-k4-fast-cost (GAD), greedy-fast,
+    # blockwise k = 2, 4 and k = 4 cost-aware (Blockwise)
+    assert fast_rows == 3 + 3 + 4
     assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8", "iad-bs4", "gad-k4-bs4",
-            "greedy-bs4", "blockwise-k4-int8-bs4"} <= exact_labels
+            "greedy-bs4", "blockwise-k4-int8-bs4", "iad-cost", "gad-k4-cost", "blockwise-k4-int8-cost",
+            "iad-cost-bs4", "gad-k4-cost-bs4", "blockwise-k4-int8-cost-bs4"} <= exact_labels
     # the relaxed rows are not exact and the speed baseline is fairseq beam 5
     gad = read_run(str(smoke_run / "gad/bench/test"))
     assert not gad.row("gad-k4-top3-tau1")["exact"] and gad.meta["speed_baseline"] == "fairseq-beam5"
@@ -96,7 +98,8 @@ def test_track_tables_read_the_common_results(smoke_run):
     t4 = t4[t4["source"] == "ours"]  # below: the prior work the paper cites
     reference = t4[~t4["system"].str.contains("backend")]  # fast-backend rows: held to their own greedy (above)
     assert reference["identical_to_greedy_pct"].iloc[1:].eq(100).all() and len(reference) >= 3
-    assert t4["system"].str.contains("fast backend").sum() == 3  # greedy, k = 2, k = 4
+    assert t4["system"].str.contains("fast backend").sum() == 4  # greedy, k = 2, k = 4, k = 4 cost-aware
+    assert t4["system"].str.contains("cost-aware").sum() == 2  # k = 4 on each backend
     vs = pd.read_csv(smoke_run / "blockwise/tables/blockwise_vs_gad.csv")
     assert set(vs["track"]) == {"blockwise", "gad"}
     gec = pd.read_csv(smoke_run / "gec/tables/gec_table1.csv").set_index("method")
@@ -104,8 +107,8 @@ def test_track_tables_read_the_common_results(smoke_run):
     # beyond Stern et al.: exact blockwise batched (smoke batch sizes 1 and 4) stays lossless on the real model
     bb = pd.read_csv(smoke_run / "blockwise/tables/blockwise_batch.csv").set_index(["method", "batch_size"])
     assert sorted(bb.index) == sorted((m, b) for m in ("fairseq-beam5", "fairseq-greedy", "greedy",
-                                                       "blockwise-k4-int8") for b in (1, 4))
-    for m in ("greedy", "blockwise-k4-int8"):
+                                                       "blockwise-k4-int8", "blockwise-k4-int8-cost") for b in (1, 4))
+    for m in ("greedy", "blockwise-k4-int8", "blockwise-k4-int8-cost"):
         assert (bb.loc[m, "identical_to_greedy_pct"] == 100.0).all(), m
     ex = pd.read_csv(smoke_run / "blockwise/tables/blockwise_example.csv")  # Stern Sec. 7.4, our model
     steps = ex[~ex["step"].isin(["input", "output"])]

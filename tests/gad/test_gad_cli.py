@@ -121,8 +121,11 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     test, valid = read_run(f"{R}/gad/bench/test"), read_run(f"{R}/gad/bench/valid")
     s = test.summary
     assert list(s.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "nat-k4", "gad-k4", "gad-k4-top3-tau1",
-                             "gad-k4-top5-tau3", "greedy-fast", "gad-k4-fast", "gad-k4-top5-tau3-fast", "ct2-greedy",
-                             "ct2-beam5"]
+                             "gad-k4-top5-tau3", "greedy-fast", "gad-k4-fast", "gad-k4-top5-tau3-fast", "gad-k4-cost",
+                             "gad-k4-fast-cost", "ct2-greedy", "ct2-beam5"]
+    # cost-aware draft lengths (gad.policies): lossless against the greedy output of their own backend
+    assert s.loc["gad-k4-cost", "identical_to_greedy"] == s.loc["gad-k4-fast-cost", "identical_to_backend_greedy"] == 12
+    assert s.loc["gad-k4-fast-cost", "policy"] == "cost" and s.loc["gad-k4", "policy"] == "fixed"
     # the fast verifier's rows (gad.backends): exact GAD equals its own backend's greedy output, every sentence
     assert s.loc["gad-k4-fast", "identical_to_backend_greedy"] == 12 and s.loc["gad-k4-fast", "backend"] == "fast"
     assert test.meta["verifier_backends"]["gad-k4-fast"] == "fast"
@@ -194,8 +197,8 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     # Figure 7 (the smoke config's batch sizes 1, 2, 4): batched GAD on the real checkpoints stays lossless
     f7 = pd.read_csv(f"{R}/gad/tables/gad_figure7_batch.csv").set_index(["method", "batch_size"])
     assert sorted(f7.index) == sorted((m, b) for m in ("fairseq-beam5", "fairseq-greedy", "greedy", "gad-k4",
-                                                       "gad-k4-top5-tau3") for b in (1, 2, 4))
-    for m in ("greedy", "gad-k4"):
+                                                       "gad-k4-top5-tau3", "gad-k4-cost") for b in (1, 2, 4))
+    for m in ("greedy", "gad-k4", "gad-k4-cost"):
         assert (f7.loc[m, "identical_to_greedy_pct"] == 100.0).all(), m
     assert (f7["ms_per_batch"] > 0).all() and (tmp_path / R / "gad/figures/gad_figure7_batch.png").stat().st_size > 1000
     batch = read_run(f"{R}/gad/bench/batch").summary

@@ -38,7 +38,9 @@ def test_table1_iad_is_lossless_and_scored(gec_run):
     df = pd.read_csv(gec_run / "gec/tables/gec_table1.csv")
     df = df[df["source"] == "ours"].set_index("method")
     assert list(df.index) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "greedy-fast", "iad-fast",
-                              "ct2-greedy", "ct2-beam5", "iad-draft4"]
+                              "iad-cost", "iad-fast-cost", "ct2-greedy", "ct2-beam5", "iad-draft4"]
+    assert df.loc["iad-cost", "system"] == "engine IAD, cost-aware draft length"
+    assert df.loc["iad-cost", "identical_to_greedy_pct"] == 100 and pd.isna(df.loc["iad-cost", "paper_speedup"])
     # the fast verifier (benchmark.backends): IAD on it is lossless against its own greedy (the table would refuse it
     # otherwise: strict_identical), so it matches the reference's greedy output exactly where greedy-fast does
     assert df.loc["iad-fast", "system"] == "engine IAD (fast backend)" and pd.isna(df.loc["iad-fast", "paper_speedup"])
