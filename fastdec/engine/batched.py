@@ -57,8 +57,9 @@ def check_batch_size(batch_size) -> int:
 
 
 def check_batchable(verifier) -> None:
-    """Raise ``ValueError`` unless ``verifier`` is a Transformer :class:`Verifier`: the batched caches are its
-    per-layer keys and values (an efficient student's SSRU / AAN state has no batched form here)."""
+    """Raise ``ValueError`` unless ``verifier`` is a Transformer :class:`Verifier` -- the PyTorch reference or the
+    fast (C) backend's :class:`~fastdec.engine.fast_verifier.FastVerifier`: the batched caches are its per-layer keys
+    and values (an efficient student's SSRU / AAN state has no batched form here)."""
     if not isinstance(verifier, Verifier):
         raise ValueError(f"batched engine decoding (batch size > 1) needs a Transformer verifier, not "
                          f"{type(verifier).__name__} (an efficient student decodes at batch 1): drop ':batch=N' "
@@ -227,6 +228,10 @@ def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: L
     Projects the rows of all undecided sentences chunk by chunk (8, 16, 32 ... positions; one host transfer per
     chunk) on CPU, everything in one chunk on CUDA -- like the batch-1 exact rule."""
     eos = ver.eos
+    fused = getattr(ver, "masked_top1", None)
+    if fused is not None:  # the fast backend: its fused projection + masked argmax per row, the batch-1 rule's
+        return [_fused_top1(fused, hidden[b], drafts[b], steps[b], max_lens[b], unk_penalty, lazy)
+                for b in range(len(drafts))]
     top1: List[List[int]] = [[] for _ in drafts]
     open_rows = list(range(len(drafts)))
     start, size = 0, (_LAZY_FIRST_CHUNK if lazy else hidden.size(1))
@@ -247,6 +252,23 @@ def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: L
                 still.append(b)
         open_rows, start, size = still, end, size * 2
     return top1
+
+
+def _fused_top1(fused, hidden: Tensor, draft: List[int], step: int, max_len: int, unk_penalty: float,
+                lazy: bool) -> List[int]:
+    """One row's tokens by a verifier's ``masked_top1`` (``hidden``: the row's features ``[n, C]``), up to the first
+    mismatch with ``draft`` (at least row 0), chunk by chunk like the batch-1 exact rule when ``lazy``."""
+    k = len(draft)
+    if not lazy:
+        return fused(hidden[: k + 1], step, max_len, unk_penalty)
+    top1: List[int] = []
+    start, size = 0, _LAZY_FIRST_CHUNK
+    while True:
+        end = min(k + 1, start + size)
+        top1 += fused(hidden[start:end], step + start, max_len, unk_penalty)
+        if end == k + 1 or any(draft[i] != top1[i] for i in range(start, end)):
+            return top1
+        start, size = end, size * 2
 
 
 def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
@@ -364,7 +386,9 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
         list(range(len(sources)))
-    bver = BatchedVerifier(verifier, pack=pack)
+    from .fast_batched import batched_verifier  # a FastVerifier's rows batched in C, else BatchedVerifier
+
+    bver = batched_verifier(verifier, pack=pack)
     results: List[Optional[DecodeResult]] = [None] * len(sources)
     for i in range(0, len(order), batch_size):
         ids = order[i: i + batch_size]

@@ -128,6 +128,8 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_free.argtypes = [p]
     lib.fd_forward.restype = i
     lib.fd_forward.argtypes = [p, p, i, i, p, p, i, p, p, i, i, i, p]
+    lib.fd_forward_batch.restype = i
+    lib.fd_forward_batch.argtypes = [p, p, p, i, p, p, p, p, p, p, p, p]
     lib.fd_logits.restype = i
     lib.fd_logits.argtypes = [p, p, i, p]
     lib.fd_top1.restype = i
