@@ -96,7 +96,7 @@ class FastBatchedVerifier:
     def _ensure_capacity(self, row: _Row, length: int, needed: int) -> None:
         """Row caches in the batch-1 verifier's C layout, grown like it (doubling, up to the decoder's positions),
         keeping the first ``length`` positions."""
-        if needed <= row.cap:
+        if needed <= row.cap and row.k is not None:  # (a row that has fed nothing yet still gets its tables)
             return
         ver = self.ver
         if needed > ver.max_positions:
