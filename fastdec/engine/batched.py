@@ -22,6 +22,11 @@ padded matmuls round differently at a near-tie (measured and reported by the ben
 
 The decoder forward is the batch-1 :class:`~fastdec.engine.verifier.Verifier`'s own
 (:meth:`Verifier.decoder_layers` on its weights); this module only manages per-row caches, masks and positions.
+On the fast backend (a :class:`~fastdec.engine.fast_verifier.FastVerifier`, ``backend=fast`` / ``fast-int8``)
+:func:`decode_batched` drives :class:`~fastdec.engine.fast_batched.FastBatchedVerifier` instead (same interface): one
+C pass per iteration for every row, each row's features bit for bit its batch-1 pass, and the exact rule takes each
+row's tokens from the verifier's fused ``masked_top1`` like batch 1 -- so there every row's output equals its batch-1
+output on that backend exactly, float32 and int8 included (tests/engine/test_fast_batched.py).
 Timing: one clock per batch (CUDA-synced when ``sync_timing``); each sentence is charged its batch's time divided
 by the batch size, like fairseq's batched baseline (``fastdec.engine.fairseq_baseline``).
 """
@@ -380,8 +385,8 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
                    pack: Optional[bool] = None, **kwargs) -> List[DecodeResult]:
     """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
     ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`;
-    ``pack`` as :class:`BatchedVerifier`'s. A batch of one sentence runs the batch-1 loop
-    (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
+    ``pack`` as :class:`BatchedVerifier`'s (a fast verifier never feeds padding). A batch of one sentence runs the
+    batch-1 loop (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
     batch_size = check_batch_size(batch_size)
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
