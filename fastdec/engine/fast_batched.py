@@ -115,9 +115,9 @@ class FastBatchedVerifier:
         if self._ptrs is None:
             B, rows = self.batch_size, self._rows
             arr = lambda ts: (ctypes.c_void_p * B)(*[t.data_ptr() for t in ts])  # noqa: E731
-            self._ptrs = (arr([r.k for r in rows]), arr([r.v for r in rows]), (ctypes.c_int * B)(*[r.cap for r in rows]),
-                          arr([r.enc_k for r in rows]), arr([r.enc_v for r in rows]),
-                          (ctypes.c_int * B)(*[r.S for r in rows]))
+            ints = lambda xs: (ctypes.c_int * B)(*xs)  # noqa: E731
+            self._ptrs = (arr([r.k for r in rows]), arr([r.v for r in rows]), ints([r.cap for r in rows]),
+                          arr([r.enc_k for r in rows]), arr([r.enc_v for r in rows]), ints([r.S for r in rows]))
         return self._ptrs
 
     def forward(self, tokens: Tensor, n_valid: Sequence[int]) -> Tensor:

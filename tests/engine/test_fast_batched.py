@@ -156,8 +156,9 @@ def test_relaxed_rules_and_gad_on_the_fast_backend():
     model, d, _ = verifier_and_dict(STEERED)
     fast = FastVerifier(model, dtype=torch.float64)
     g = torch.Generator().manual_seed(3)
-    srcs = [torch.cat([torch.tensor([4 + i]), torch.randint(4, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
-            for i, n in enumerate(torch.randint(0, 12, (7,), generator=g))]  # distinct sources
+    srcs = [torch.cat([torch.tensor([4 + i]), torch.randint(4, len(d), (int(n),), generator=g),
+                       torch.tensor([d.eos()])]) for i, n in enumerate(torch.randint(0, 12, (7,), generator=g))]
+    # (distinct sources: one oracle per source)
     kw = dict(max_len_a=1.0, max_len_b=10)
     greedy = [greedy_decode(fast, s, **kw).tokens for s in srcs]
     refs = {tuple(s.tolist()): t for s, t in zip(srcs, greedy)}
