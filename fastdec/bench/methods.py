@@ -17,21 +17,22 @@ NAME            what decodes                                           keys (def
 
 Keys every engine method takes: ``batch`` (batch size B, default 1: B sentences drafted and verified together,
 per-row rollback, :mod:`fastdec.engine.batched`), ``backend`` (``torch``, the PyTorch reference, default; ``fast``,
-the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, batch 1; ``fast-int8``, the same with int8 linear
-layers), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9),
-``topk`` (Blockwise approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on
-drafted tokens per iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default;
-``cost``: each iteration verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the
-drafter, :mod:`fastdec.engine.policy`; lossless all the same); ``label`` renames the row. Any other key goes to the
-drafter.
+the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, at any batch size -- a batch's rows in one C pass,
+:mod:`fastdec.engine.fast_batched`; ``fast-int8``, the same with int8 linear layers; not for ``nat``, which has no
+verifier), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9), ``topk`` (Blockwise
+approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on drafted tokens per
+iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default; ``cost``: each iteration
+verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the drafter,
+:mod:`fastdec.engine.policy`; lossless all the same); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
-``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``, ``gad:k=10:beta=3:tau=1``, ``nat:k=10``,
-``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``.
+``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``,
+``gad:k=10:beta=3:tau=1``, ``nat:k=10``, ``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``,
+``iad:backend=fast:batch=8``.
 
 Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
-``iad-draft16``, ``iad-fast``, ``iad-fast-cost``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``, ``blockwise-k8-top2-min2-int8``,
-``iad-bs8``): the
+``iad-draft16``, ``iad-fast``, ``iad-fast-cost``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``,
+``blockwise-k8-top2-min2-int8``, ``iad-bs8``, ``iad-fast-bs8``): the
 row name in every results file and table, and the file name of its hypotheses.
 """
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Method:
     min_block: int = 1
     max_draft_len: Optional[int] = None
     precision: Optional[str] = None            # blockwise proposal heads; ct2: its compute type
-    backend: str = "torch"                     # engine methods: the verifier implementation (torch | fast)
+    backend: str = "torch"                     # engine methods: the verifier implementation (BACKENDS)
     policy: str = "fixed"                      # draft length: fixed (the method's k) | cost (fastdec.engine.policy)
     drafter_args: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     custom_label: Optional[str] = field(default=None, compare=False)
@@ -199,9 +200,9 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
                              "drafts")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        if backend != "torch" and (name == "nat" or batch > 1):
-            raise ValueError(f"backend={backend} is the batch-1 verifier of engine methods (nat has no verifier; batched "
-                             "decoding runs the PyTorch reference)")
+        if backend != "torch" and name == "nat":
+            raise ValueError(f"backend={backend} is a verifier implementation of engine methods; nat (the drafter "
+                             "alone) has no verifier")
         if name == "nat" and batch > 1:
             raise ValueError("nat (the drafter alone) decodes one sentence at a time: no batch option")
         k = _int("k", kv.pop("k"), 1) if "k" in kv else None

@@ -162,9 +162,10 @@ class _Systems:
         drafter = self.drafter(m) if m.drafter else None
         rule = acceptance_rule(m)
         policy = draft_policy(m)
+        verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
 
         def engine_all(sources):
-            results = decode_batched(c.verifier, sources, drafter, rule, batch_size=m.batch_size,
+            results = decode_batched(verifier, sources, drafter, rule, batch_size=m.batch_size,
                                      max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                                      sync_timing=c.sync_timing, method=m.label, policy=policy)
             return [Record.from_result(m.label, i, r) for i, r in enumerate(results)]

@@ -22,6 +22,11 @@ padded matmuls round differently at a near-tie (measured and reported by the ben
 
 The decoder forward is the batch-1 :class:`~fastdec.engine.verifier.Verifier`'s own
 (:meth:`Verifier.decoder_layers` on its weights); this module only manages per-row caches, masks and positions.
+On the fast backend (a :class:`~fastdec.engine.fast_verifier.FastVerifier`, ``backend=fast`` / ``fast-int8``)
+:func:`decode_batched` drives :class:`~fastdec.engine.fast_batched.FastBatchedVerifier` instead (same interface): one
+C pass per iteration for every row, each row's features bit for bit its batch-1 pass, and the exact rule takes each
+row's tokens from the verifier's fused ``masked_top1`` like batch 1 -- so there every row's output equals its batch-1
+output on that backend exactly, float32 and int8 included (tests/engine/test_fast_batched.py).
 Timing: one clock per batch (CUDA-synced when ``sync_timing``); each sentence is charged its batch's time divided
 by the batch size, like fairseq's batched baseline (``fastdec.engine.fairseq_baseline``).
 """
@@ -57,8 +62,9 @@ def check_batch_size(batch_size) -> int:
 
 
 def check_batchable(verifier) -> None:
-    """Raise ``ValueError`` unless ``verifier`` is a Transformer :class:`Verifier`: the batched caches are its
-    per-layer keys and values (an efficient student's SSRU / AAN state has no batched form here)."""
+    """Raise ``ValueError`` unless ``verifier`` is a Transformer :class:`Verifier` -- the PyTorch reference or the
+    fast (C) backend's :class:`~fastdec.engine.fast_verifier.FastVerifier`: the batched caches are its per-layer keys
+    and values (an efficient student's SSRU / AAN state has no batched form here)."""
     if not isinstance(verifier, Verifier):
         raise ValueError(f"batched engine decoding (batch size > 1) needs a Transformer verifier, not "
                          f"{type(verifier).__name__} (an efficient student decodes at batch 1): drop ':batch=N' "
@@ -227,6 +233,10 @@ def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: L
     Projects the rows of all undecided sentences chunk by chunk (8, 16, 32 ... positions; one host transfer per
     chunk) on CPU, everything in one chunk on CUDA -- like the batch-1 exact rule."""
     eos = ver.eos
+    fused = getattr(ver, "masked_top1", None)
+    if fused is not None:  # the fast backend: its fused projection + masked argmax per row, the batch-1 rule's
+        return [_fused_top1(fused, hidden[b], drafts[b], steps[b], max_lens[b], unk_penalty, lazy)
+                for b in range(len(drafts))]
     top1: List[List[int]] = [[] for _ in drafts]
     open_rows = list(range(len(drafts)))
     start, size = 0, (_LAZY_FIRST_CHUNK if lazy else hidden.size(1))
@@ -247,6 +257,23 @@ def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: L
                 still.append(b)
         open_rows, start, size = still, end, size * 2
     return top1
+
+
+def _fused_top1(fused, hidden: Tensor, draft: List[int], step: int, max_len: int, unk_penalty: float,
+                lazy: bool) -> List[int]:
+    """One row's tokens by a verifier's ``masked_top1`` (``hidden``: the row's features ``[n, C]``), up to the first
+    mismatch with ``draft`` (at least row 0), chunk by chunk like the batch-1 exact rule when ``lazy``."""
+    k = len(draft)
+    if not lazy:
+        return fused(hidden[: k + 1], step, max_len, unk_penalty)
+    top1: List[int] = []
+    start, size = 0, _LAZY_FIRST_CHUNK
+    while True:
+        end = min(k + 1, start + size)
+        top1 += fused(hidden[start:end], step + start, max_len, unk_penalty)
+        if end == k + 1 or any(draft[i] != top1[i] for i in range(start, end)):
+            return top1
+        start, size = end, size * 2
 
 
 def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
@@ -373,13 +400,15 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
                    pack: Optional[bool] = None, policy=None, **kwargs) -> List[DecodeResult]:
     """Decode every source in batches of ``batch_size`` (longest first, like fairseq's batched generation, when
     ``sort_by_length``); results in input order, ``stats.id`` the input index. ``kwargs`` as :func:`decode_batch`;
-    ``pack`` as :class:`BatchedVerifier`'s. A batch of one sentence runs the batch-1 loop
-    (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
+    ``pack`` as :class:`BatchedVerifier`'s (a fast verifier never feeds padding). A batch of one sentence runs the
+    batch-1 loop (:func:`~fastdec.engine.loop.draft_verify_accept`)."""
     batch_size = check_batch_size(batch_size)
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
         list(range(len(sources)))
-    bver = BatchedVerifier(verifier, pack=pack)
+    from .fast_batched import batched_verifier  # a FastVerifier's rows batched in C, else BatchedVerifier
+
+    bver = batched_verifier(verifier, pack=pack)
     results: List[Optional[DecodeResult]] = [None] * len(sources)
     for i in range(0, len(order), batch_size):
         ids = order[i: i + batch_size]

@@ -15,6 +15,12 @@ one-token passes, and draft -> verify -> accept returns exactly this backend's g
 reference the summation order differs, so outputs are identical except at float32 near-ties (measured and reported
 per run as ``identical_to_greedy``); in float64 they agree on every case the property tests draw.
 
+Batched decoding (batch size B > 1, :func:`fastdec.engine.batched.decode_batched`) runs on this backend too:
+:class:`~fastdec.engine.fast_batched.FastBatchedVerifier` feeds all rows of an iteration to one C pass
+(``fd_forward_batch``: the linear layers over every row's tokens packed together, attention per row against its own
+cache and encoder output), each row bit for bit its batch-1 pass, so a batched decode returns exactly each sentence's
+batch-1 output on this backend.
+
 ``backend="fast-int8"`` quantises every linear layer to int8 (:class:`FastVerifier` ``quantize``), CTranslate2's
 int8 counterpart: lossless against its own greedy output, not the float model's.
 
@@ -128,6 +134,8 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_free.argtypes = [p]
     lib.fd_forward.restype = i
     lib.fd_forward.argtypes = [p, p, i, i, p, p, i, p, p, i, i, i, p]
+    lib.fd_forward_batch.restype = i
+    lib.fd_forward_batch.argtypes = [p, p, p, i, p, p, p, p, p, p, p, p]
     lib.fd_logits.restype = i
     lib.fd_logits.argtypes = [p, p, i, p]
     lib.fd_top1.restype = i

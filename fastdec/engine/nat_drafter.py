@@ -271,10 +271,13 @@ class NATDrafter(Drafter):
     def start_batch(self, states) -> None:
         """Encode every source of a batch in one pass (charged evenly to each sentence's ``drafter_encoder``); rows
         keep an index into the batch for :meth:`propose_batch`. Falls back to :meth:`start` per sentence with
-        fairseq's module forward or a source longer than the drafter's encoder positions."""
+        fairseq's module forward, a source longer than the drafter's encoder positions, or a runner on the fast (C)
+        backend: :meth:`propose_batch` then drafts row by row through :meth:`propose` -- the C passes of batch 1,
+        so every row's drafts are bit for bit its batch-1 drafts (the padded PyTorch pass would not be)."""
         from .batched import encode_batch
 
-        if self.runner is None or self.prefix_causal or any(len(s.src_list) > self.max_source_positions for s in states):
+        if self.runner is None or self.prefix_causal or getattr(self.runner, "backend", "torch") != "torch" or \
+                any(len(s.src_list) > self.max_source_positions for s in states):
             return super().start_batch(states)
         t0 = self._now(states[0])
         enc, enc_k, enc_v, enc_mask = encode_batch(self.runner, [torch.tensor(s.src_list) for s in states])
@@ -292,6 +295,7 @@ class NATDrafter(Drafter):
         one host transfer for all rows' drafts."""
         from .batched import bidirectional_pass
 
+        # rows set up by start() (no "nat_batch": e.g. a fast-backend runner, see start_batch) draft one by one
         batches = {id(s.extra.get("nat_batch", (None,))[0]) for s in states}
         if "nat_batch" not in states[0].extra or len(batches) != 1 or self.prefix_causal:
             return super().propose_batch(states)

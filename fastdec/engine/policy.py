@@ -159,9 +159,10 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
             return (res.stats.time - res.stats.time_encoder) / max(res.stats.iterations, 1)
         step = min(greedy() for _ in range(repeats))
     else:
-        from .batched import BatchedVerifier, decode_batch, vocab_log_probs
+        from .batched import decode_batch, vocab_log_probs
+        from .fast_batched import batched_verifier
 
-        bver = BatchedVerifier(verifier)
+        bver = batched_verifier(verifier)
         sources = [src] * batch
         bver.start(sources)
         bver.forward(torch.tensor([[verifier.eos] + feed_ids[: prefix - 1]] * batch), [prefix] * batch)
@@ -183,10 +184,15 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         bver.lengths = [prefix] * batch
         hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
         rows, rows_s = [], []
+        fused = getattr(verifier, "masked_top1", None)  # the fast backend: each row's projection in C
+
+        def project(r):
+            if fused is not None:
+                return [fused(hidden[b, :r], prefix, 10 ** 6) for b in range(batch)]
+            return vocab_log_probs(verifier, hidden[:, :r]).argmax(-1).tolist()
         for r in (1, _CHUNK):
             rows.append(r * batch)
-            rows_s.append(clock.time(lambda r=r: vocab_log_probs(verifier, hidden[:, :r]).argmax(-1).tolist(),
-                                     repeats))
+            rows_s.append(clock.time(lambda r=r: project(r), repeats))
 
         def greedy():
             res = decode_batch(bver, sources, None, max_len_b=24, sync_timing=False)

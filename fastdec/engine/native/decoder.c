@@ -371,6 +371,95 @@ void fd_free(void *handle) {
     free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
 }
 
+/* The decoder (or encoder) layers over B segments of fed tokens, packed one after the other (N in all): segment b
+ * holds n[b] tokens at positions t0[b] .. t0[b]+n[b]-1 of its own sentence -- its own self-attention cache kc[b],
+ * vc[b] of cap[b] positions and its own encoder-attention keys/values enck[b], encv[b] of S[b] source positions.
+ * The linear layers run over all N rows together (their weights streamed once per pass, whatever B); the attention of
+ * a row reads only its segment's cache and encoder output. Every row is computed by the same loops in the same order
+ * as when its segment is fed alone (B = 1, fd_forward): the batched pass is row-invariant too. */
+static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, const int *t0, real *const *kc,
+                        real *const *vc, const int *cap, const real *const *enck, const real *const *encv, const int *S,
+                        int causal, int bidir_tail, real *hidden) {
+    const int E = m->E, H = m->H, D = m->D, F = m->F;
+    int N = 0, T = 0;
+    for (int b = 0; b < B; b++) {
+        if (n[b] < 0) return -3;
+        N += n[b];
+        const int t1 = t0[b] + n[b], s = enck ? S[b] : 0;
+        T = t1 > T ? t1 : T;
+        T = s > T ? s : T;
+    }
+    if (N == 0) return 0;
+    const int wide = F > 3 * E ? F : 3 * E;
+    /* scratch: h [N, E] (normed input / projection output), big [N, wide] (qkv or the FFN's inner layer), att [N, E]
+     * (attention output), p [T] (attention weights of one head) */
+    real *h = scratch(m, (size_t)N * (2 * E + wide) + T);
+    if (!h) return -1;
+    real *x = hidden, *big = h + (size_t)N * E, *att = big + (size_t)N * wide, *p = att + (size_t)N * E;
+    for (int r = 0; r < N; r++)
+        if (tokens[r] < 0 || tokens[r] >= m->V) return -2;
+    const real *embed = m->g[G_EMBED], *pos = m->g[G_POS];
+    for (int b = 0, r = 0; b < B; b++)
+        for (int i = 0; i < n[b]; i++, r++) {
+            real *xr = x + (size_t)r * E;
+            const real *e = embed + (size_t)tokens[r] * E;
+            for (int c = 0; c < E; c++) xr[c] = e[c] * m->embed_scale;
+            if (pos) { const real *pr = pos + (size_t)(t0[b] + i) * E; for (int c = 0; c < E; c++) xr[c] += pr[c]; }
+            if (m->g[G_LN_EMB_W]) layer_norm(xr, E, m->g[G_LN_EMB_W], m->g[G_LN_EMB_B], m->eps_emb);
+        }
+    for (int l = 0; l < m->L; l++) {
+        const real **w = m->w + (size_t)l * N_LAYER_PTRS;
+        const double *eps = m->eps + 3 * l;
+        const Packed *P = m->packed + (size_t)l * N_PACKED;
+        /* self-attention */
+        if (m->pre_norm) layer_norm_rows(x, h, N, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
+        if (linear(m, m->pre_norm ? h : x, N, &P[P_QKV], w[B_QKV], big)) return -1;
+        for (int b = 0, r0 = 0; b < B; r0 += n[b], b++) {
+            const int nb = n[b], tb = t0[b], t1 = tb + nb, cb = cap[b];
+            real *K = kc[b] + (size_t)l * H * cb * D, *Vc = vc[b] + (size_t)l * H * cb * D;
+            for (int i = 0; i < nb; i++)
+                for (int hh = 0; hh < H; hh++) {
+                    const real *qkv = big + (size_t)(r0 + i) * 3 * E;
+                    for (int d = 0; d < D; d++) K[((size_t)hh * D + d) * cb + tb + i] = qkv[E + hh * D + d];
+                    memcpy(Vc + ((size_t)hh * cb + tb + i) * D, qkv + 2 * E + hh * D, sizeof(real) * D);
+                }
+            for (int i = 0; i < nb; i++) {
+                const int upto = (!causal || i >= nb - bidir_tail) ? t1 : tb + i + 1;
+                for (int hh = 0; hh < H; hh++)
+                    attend(big + (size_t)(r0 + i) * 3 * E + hh * D, K + (size_t)hh * D * cb, cb,
+                           Vc + (size_t)hh * cb * D, upto, D, p, att + (size_t)(r0 + i) * E + hh * D);
+            }
+        }
+        if (linear(m, att, N, &P[P_O], w[B_O], h)) return -1;
+        for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
+        if (!m->pre_norm) layer_norm_rows(x, x, N, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
+        if (enck) { /* encoder attention (an encoder layer has none) */
+            if (m->pre_norm) layer_norm_rows(x, h, N, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
+            if (linear(m, m->pre_norm ? h : x, N, &P[P_CQ], w[B_CQ], big)) return -1;
+            for (int b = 0, r0 = 0; b < B; r0 += n[b], b++) {
+                const int Sb = S[b];
+                const real *EK = enck[b] + (size_t)l * H * D * Sb, *EV = encv[b] + (size_t)l * H * Sb * D;
+                for (int i = 0; i < n[b]; i++)
+                    for (int hh = 0; hh < H; hh++)
+                        attend(big + (size_t)(r0 + i) * E + hh * D, EK + (size_t)hh * D * Sb, Sb,
+                               EV + (size_t)hh * Sb * D, Sb, D, p, att + (size_t)(r0 + i) * E + hh * D);
+            }
+            if (linear(m, att, N, &P[P_CO], w[B_CO], h)) return -1;
+            for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
+            if (!m->pre_norm) layer_norm_rows(x, x, N, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
+        }
+        /* feed-forward */
+        if (m->pre_norm) layer_norm_rows(x, h, N, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
+        if (linear(m, m->pre_norm ? h : x, N, &P[P_FC1], w[B_FC1], big)) return -1;
+        for (size_t i = 0; i < (size_t)N * F; i++) big[i] = activation(big[i], m->act);
+        if (linear(m, big, N, &P[P_FC2], w[B_FC2], h)) return -1;
+        for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
+        if (!m->pre_norm) layer_norm_rows(x, x, N, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
+    }
+    if (m->g[G_LN_FIN_W]) layer_norm_rows(x, x, N, E, m->g[G_LN_FIN_W], m->g[G_LN_FIN_B], m->eps_fin);
+    return 0;
+}
+
 /* Feed n tokens at positions t0 .. t0+n-1 and append their keys/values to the cache.
  * kc: [L, H, D, cap] (keys transposed), vc: [L, H, cap, D]; enck: [L, H, D, S], encv: [L, H, S, D] (the
  * encoder-attention keys/values, projected once per sentence).
@@ -381,70 +470,19 @@ void fd_free(void *handle) {
  * Returns 0; -1 when the scratch memory cannot be allocated, -2 for a token id outside the vocabulary. */
 int fd_forward(void *handle, const int64_t *tokens, int n, int t0, real *kc, real *vc, int cap, const real *enck,
                const real *encv, int S, int causal, int bidir_tail, real *hidden) {
-    Model *m = (Model *)handle;
-    const int E = m->E, H = m->H, D = m->D, F = m->F, t1 = t0 + n;
-    const int T = t1 > S ? t1 : S;
-    const int wide = F > 3 * E ? F : 3 * E;
-    /* scratch: h [n, E] (normed input / projection output), big [n, wide] (qkv or the FFN's inner layer), att [n, E]
-     * (attention output), p [T] (attention weights of one head) */
-    real *h = scratch(m, (size_t)n * (2 * E + wide) + T);
-    if (!h) return -1;
-    real *x = hidden, *big = h + (size_t)n * E, *att = big + (size_t)n * wide, *p = att + (size_t)n * E;
-    for (int r = 0; r < n; r++)
-        if (tokens[r] < 0 || tokens[r] >= m->V) return -2;
-    const real *embed = m->g[G_EMBED], *pos = m->g[G_POS];
-    for (int r = 0; r < n; r++) {
-        real *xr = x + (size_t)r * E;
-        const real *e = embed + (size_t)tokens[r] * E;
-        for (int i = 0; i < E; i++) xr[i] = e[i] * m->embed_scale;
-        if (pos) { const real *pr = pos + (size_t)(t0 + r) * E; for (int i = 0; i < E; i++) xr[i] += pr[i]; }
-        if (m->g[G_LN_EMB_W]) layer_norm(xr, E, m->g[G_LN_EMB_W], m->g[G_LN_EMB_B], m->eps_emb);
-    }
-    for (int l = 0; l < m->L; l++) {
-        const real **w = m->w + (size_t)l * N_LAYER_PTRS;
-        const double *eps = m->eps + 3 * l;
-        const Packed *P = m->packed + (size_t)l * N_PACKED;
-        real *K = kc + (size_t)l * H * cap * D, *Vc = vc + (size_t)l * H * cap * D;
-        const real *EK = enck ? enck + (size_t)l * H * D * S : NULL, *EV = encv ? encv + (size_t)l * H * S * D : NULL;
-        /* self-attention */
-        if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
-        if (linear(m, m->pre_norm ? h : x, n, &P[P_QKV], w[B_QKV], big)) return -1;
-        for (int r = 0; r < n; r++)
-            for (int hh = 0; hh < H; hh++) {
-                const real *qkv = big + (size_t)r * 3 * E;
-                for (int d = 0; d < D; d++) K[((size_t)hh * D + d) * cap + t0 + r] = qkv[E + hh * D + d];
-                memcpy(Vc + ((size_t)hh * cap + t0 + r) * D, qkv + 2 * E + hh * D, sizeof(real) * D);
-            }
-        for (int r = 0; r < n; r++) {
-            int upto = (!causal || r >= n - bidir_tail) ? t1 : t0 + r + 1;
-            for (int hh = 0; hh < H; hh++)
-                attend(big + (size_t)r * 3 * E + hh * D, K + (size_t)hh * D * cap, cap, Vc + (size_t)hh * cap * D,
-                       upto, D, p, att + (size_t)r * E + hh * D);
-        }
-        if (linear(m, att, n, &P[P_O], w[B_O], h)) return -1;
-        for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
-        if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_SA_W], w[LN_SA_B], eps[0]);
-        if (enck) { /* encoder attention (an encoder layer has none) */
-            if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
-            if (linear(m, m->pre_norm ? h : x, n, &P[P_CQ], w[B_CQ], big)) return -1;
-            for (int r = 0; r < n; r++)
-                for (int hh = 0; hh < H; hh++)
-                    attend(big + (size_t)r * E + hh * D, EK + (size_t)hh * D * S, S, EV + (size_t)hh * S * D, S, D, p,
-                           att + (size_t)r * E + hh * D);
-            if (linear(m, att, n, &P[P_CO], w[B_CO], h)) return -1;
-            for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
-            if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_CA_W], w[LN_CA_B], eps[1]);
-        }
-        /* feed-forward */
-        if (m->pre_norm) layer_norm_rows(x, h, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
-        if (linear(m, m->pre_norm ? h : x, n, &P[P_FC1], w[B_FC1], big)) return -1;
-        for (size_t i = 0; i < (size_t)n * F; i++) big[i] = activation(big[i], m->act);
-        if (linear(m, big, n, &P[P_FC2], w[B_FC2], h)) return -1;
-        for (size_t i = 0; i < (size_t)n * E; i++) x[i] += h[i];
-        if (!m->pre_norm) layer_norm_rows(x, x, n, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
-    }
-    if (m->g[G_LN_FIN_W]) layer_norm_rows(x, x, n, E, m->g[G_LN_FIN_W], m->g[G_LN_FIN_B], m->eps_fin);
-    return 0;
+    return forward_rows((Model *)handle, tokens, 1, &n, &t0, &kc, &vc, &cap, enck ? &enck : NULL,
+                        encv ? &encv : NULL, &S, causal, bidir_tail, hidden);
+}
+
+/* The batched decoder pass (causal): B sentences, sentence b feeding n[b] >= 0 tokens at positions t0[b] .. of its
+ * own cache kc[b] [L, H, D, cap[b]], vc[b] [L, H, cap[b], D], attending to its own encoder output enck[b]
+ * [L, H, D, S[b]], encv[b] [L, H, S[b], D]. tokens: the sum of n tokens, sentence after sentence; hidden: their final
+ * features [sum n, E] in the same order -- each sentence's rows bit for bit those of fd_forward on it alone.
+ * Returns as fd_forward (-3: a negative n). */
+int fd_forward_batch(void *handle, const int64_t *tokens, const int *n, int B, const int *t0, real *const *kc,
+                     real *const *vc, const int *cap, const real *const *enck, const real *const *encv, const int *S,
+                     real *hidden) {
+    return forward_rows((Model *)handle, tokens, B, n, t0, kc, vc, cap, enck, encv, S, 1, 0, hidden);
 }
 
 /* The verifier's token for each of n rows of final features, under fairseq's beam-1 constraints: never padding,
