@@ -324,7 +324,6 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
             for st, j in zip(act, js):
                 st.max_draft = int(min(st.max_len - j, cap_draft))
             drafts: List[List[int]] = [[] for _ in act]
-            drafter_s = None
             if policy is not None and drafter is not None:
                 for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
                     st.max_draft = n
@@ -335,11 +334,15 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
                     if not started:
                         drafter.start_batch(states)
                         started = True
-                        policy.observe_start(timer.lap("drafter"))
+                        for st in states:
+                            st.extra["drafter_started"] = True
+                        policy.observe_start(timer.lap("drafter"), len(states))
                     proposals = drafter.propose_batch([act[r] for r in want])
                     for r, p in zip(want, proposals):
                         drafts[r] = truncate_draft(p, act[r].max_draft, eos, pad, V)
                     drafter_s = timer.lap("drafter")
+                    if policy is not None:
+                        policy.observe_drafter(drafter_s, len(act))
             n = 1 + max(len(d) for d in drafts)
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
                                   dtype=torch.long)
@@ -375,14 +378,16 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
                 s.drafted.append(k)
                 s.accepted.append(a)
                 if policy is not None:
-                    policy.observe(st, k, a, drafter_s if r == 0 else None)
+                    policy.observe(st, k, a)
                 if not finished:
                     keep.append(r)
             if len(keep) < len(active):
                 active = [active[r] for r in keep]
                 if active:
                     bver.keep(keep)
-            timer.lap("verifier")
+            verify_s = timer.lap("verifier")
+            if policy is not None:
+                policy.observe_pass(verify_s, [len(d) for d in drafts])
         timer.stop()
     mem = peak_memory_mb(dev)
     results = []

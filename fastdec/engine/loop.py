@@ -282,7 +282,6 @@ def draft_verify_accept(
         while not finished:
             j = len(prefix) - 1
             state.max_draft = min(max_len - j, cap_draft)
-            drafter_s = None
             if policy is not None and drafter is not None:
                 state.max_draft = policy.choose(state, verifier)
                 stats.planned.append(state.max_draft)
@@ -290,10 +289,12 @@ def draft_verify_accept(
             if drafter is not None and state.max_draft > 0:
                 if not started:
                     drafter.start(state)
-                    started = True
-                    policy.observe_start(timer.lap("drafter"))  # a cost of probing, not of each call
+                    started = state.extra["drafter_started"] = True
+                    policy.observe_start(timer.lap("drafter"))
                 draft = truncate_draft(drafter.propose(state), state.max_draft, eos, pad, V)
                 drafter_s = timer.lap("drafter")
+                if policy is not None:
+                    policy.observe_drafter(drafter_s)
             else:
                 draft = []
             k = len(draft)
@@ -318,9 +319,10 @@ def draft_verify_accept(
             state.last_drafted, state.last_accepted = k, a
             drafted_log.append(k)
             accepted_log.append(a)
+            verify_s = timer.lap("verifier")
             if policy is not None:
-                policy.observe(state, k, a, drafter_s)
-            timer.lap("verifier")
+                policy.observe(state, k, a)
+                policy.observe_pass(verify_s, (k,))
             if on_iteration is not None:
                 on_iteration(state, draft, a, new)
                 timer.lap("other")

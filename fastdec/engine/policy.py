@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -227,13 +227,22 @@ class CostAwarePolicy:
         self.acc = [0.0] * (H + 2)    # ... and accepted
         self.q = [prior] * (H + 2)    # smoothed acceptance rate by position, refreshed every few observations
         self._stale = 0
-        self.drafter_s: Optional[float] = None  # running mean of one drafter call (seconds)
+        self._drafter_s: Dict[int, float] = {}  # running mean of one drafter call (seconds) by rows drafted
         self.cost: Optional[PassCost] = None
         self._costs = {}
         self._table: List[float] = []
-        self.start_s = 0.0       # running mean of a drafter's per-sentence start (a probe may pay it)
+        self._start_s: Dict[int, float] = {}  # ... and of a drafter's start (per sentence, or per batch) by rows
         self._skipped_s = 0.0    # greedy time since the drafter was last asked
         self.probes = 0
+        # while "no draft" wins, the choice is not recomputed until something it depends on changes (a count, the
+        # drafter's cost) or 16 iterations passed: a skipped drafter then costs the loop almost nothing
+        self._version = 0
+        self._skip = ((-1, False), 0)  # ((version, drafter started) of a "no draft" choice, times reused)
+        # what decoding itself measures: one greedy pass (per row in a batch), and how far the measured cost of the
+        # extra draft tokens is from the prediction (a factor on it) -- the calibration is a start, not the truth
+        self.greedy_s: Optional[float] = None
+        self.extra_factor = 1.0
+        self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
     def calibrate(self, verifier, batch: int = 1) -> PassCost:
@@ -273,16 +282,69 @@ class CostAwarePolicy:
             prev = q[m] = (self.acc[m] + w * prev) / (self.reach[m] + w)
         self._stale = 0
 
-    def observe_start(self, seconds: float) -> None:
-        """The drafter's per-sentence start took ``seconds`` (counted in what a probe costs)."""
-        self.start_s = 0.8 * self.start_s + 0.2 * seconds if self.start_s else seconds
+    @staticmethod
+    def _mean(table: Dict[int, float], rows: int, seconds: float) -> None:
+        old = table.get(rows)
+        table[rows] = seconds if old is None else 0.8 * old + 0.2 * seconds
+        # a new number of rows is known at once; later calls refine it
 
-    def observe(self, state, drafted: int, accepted: int, drafter_s: Optional[float] = None) -> None:
+    @staticmethod
+    def _lookup(table: Dict[int, float], rows: int) -> float:
+        """The running mean at ``rows``, else the nearest measured row count's, scaled up by the row ratio when
+        ``rows`` is larger (a drafter call costs at most proportionally more: a safe guess until it is measured)."""
+        if not table:
+            return 0.0
+        if rows in table:
+            return table[rows]
+        near = min(table, key=lambda r: (abs(r - rows), r))
+        return table[near] * max(rows / near, 1.0)
+
+    def drafter_cost(self, rows: int = 1) -> float:
+        return self._lookup(self._drafter_s, rows)
+
+    def start_cost(self, rows: int = 1) -> float:
+        return self._lookup(self._start_s, rows)
+
+    def observe_start(self, seconds: float, rows: int = 1) -> None:
+        """The drafter's start (lazy: when first asked) for ``rows`` sentences took ``seconds``."""
+        self._mean(self._start_s, rows, seconds)
+
+    def observe_drafter(self, seconds: float, rows: int = 1) -> None:
+        """One drafter call for ``rows`` sentences took ``seconds``."""
+        self._mean(self._drafter_s, rows, seconds)
+        self._version += 1
+
+    def observe_pass(self, seconds: float, drafted: Sequence[int]) -> None:
+        """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
+        drafts updates the greedy step, one with drafts the factor between measured and predicted extra cost."""
+        rows = len(drafted)
+        if not any(drafted):
+            per = seconds / rows
+            self.greedy_s = per if self.greedy_s is None else 0.9 * self.greedy_s + 0.1 * per
+            return
+        if rows == 1:
+            if self.cost is None:
+                return
+            predicted = self._table[min(drafted[0], self.horizon)]
+            base = self.greedy_s if self.greedy_s is not None else self.cost.step_s
+        else:
+            if self._last is None:
+                return
+            cost = self._last
+            fed = rows + sum(drafted)
+            late = sum(max(k + 1 - _CHUNK, 0) for k in drafted)
+            predicted = cost.extra(fed, rows * min(max(drafted) + 1, _CHUNK) + late, base=rows)
+            base = self.greedy_s * rows if self.greedy_s is not None else cost.step_s * min(rows / cost.batch, 1.0)
+        if predicted <= 0:
+            return
+        sample = min(max((seconds - base) / predicted, 0.25), 8.0)
+        self.extra_factor = 0.9 * self.extra_factor + 0.1 * sample
+
+    def observe(self, state, drafted: int, accepted: int) -> None:
         """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when drafted)."""
-        if drafter_s is not None:
-            self.drafter_s = drafter_s if self.drafter_s is None else 0.9 * self.drafter_s + 0.1 * drafter_s
         if drafted <= 0:
             return
+        self._version += 1
         top = min(accepted + 1, drafted, self.horizon)
         reach, acc = self.reach, self.acc
         sent = state.extra.get("policy_counts")
@@ -318,17 +380,28 @@ class CostAwarePolicy:
         return out
 
     # ------------------------------------------------------------------ the choice
-    def _probe(self, step_s: float, extra_s: float) -> bool:
+    def _probe(self, step_s: float, extra_s: float, rows: int = 1) -> bool:
         """Ask the drafter again once the greedy time since it was last asked is ``1 / probe_share`` times what the
         probe costs (its call, a sentence start, the longer pass): probes then cost at most ``probe_share`` of the
         time, and a drafter that starts to pay is still noticed."""
         self._skipped_s += step_s
-        cost = (self.drafter_s or 0.0) + self.start_s + extra_s
+        cost = self.drafter_cost(rows) + self.start_cost(rows) + extra_s
         if self._skipped_s * self.probe_share < cost:
             return False
         self._skipped_s = 0.0
         self.probes += 1
         return True
+
+    def _skipping(self, started: bool) -> bool:
+        """Reuse the last "no draft" choice (nothing it depends on changed, and fewer than 16 reuses)."""
+        key, reused = self._skip
+        if key == (self._version, started) and reused < 16:
+            self._skip = (key, reused + 1)
+            return True
+        return False
+
+    def _no_draft(self, started: bool) -> None:
+        self._skip = ((self._version, started), 0)
 
     def choose(self, state, verifier=None) -> int:
         """The draft length for this sentence's next iteration, ``0 .. state.max_draft``."""
@@ -339,19 +412,24 @@ class CostAwarePolicy:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
         if not self.reach[1]:  # nothing known yet: draft in full to learn
             return limit
-        step = self.cost.step_s
-        table = self._table
-        drafter = self.drafter_s if self.drafter_s is not None else 0.0
+        step = self.greedy_s if self.greedy_s is not None else self.cost.step_s
+        table, factor = self._table, self.extra_factor
+        started = bool(state.extra.get("drafter_started"))
+        if self._skipping(started):
+            n = min(limit, self.probe_len)
+            return n if self._probe(step, factor * table[n]) else 0
+        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1))
         best_n, best = 0, 1.0 / step
         expected = 1.0
         for n, p in enumerate(self._values(state, limit), 1):
             expected += p
-            rate = expected / (step + drafter + table[n])
+            rate = expected / (step + drafter + factor * table[n])
             if rate > best:
                 best_n, best = n, rate
         if best_n == 0:
+            self._no_draft(started)
             n = min(limit, self.probe_len)
-            return n if self._probe(step, table[n]) else 0
+            return n if self._probe(step, factor * table[n]) else 0
         self._skipped_s = 0.0
         return best_n
 
@@ -359,22 +437,30 @@ class CostAwarePolicy:
         """The draft length of every row of a batch (one pass verifies them all)."""
         limits = [min(st.max_draft, self.horizon) for st in states]
         B = len(states)
-        cost = self.batch_cost(verifier, B)
+        cost = self._last = self.batch_cost(verifier, B)
         if not self.reach[1]:  # nothing known yet: draft in full to learn
             return limits
+        factor = self.extra_factor
+        # the measured greedy pass per row, else the calibration's (fewer rows than measured: a proportional share)
+        step = self.greedy_s * B if self.greedy_s is not None else cost.step_s * min(B / cost.batch, 1.0)
+        probe_n = [min(lim, self.probe_len) for lim in limits]
+        probe_fed = B + sum(probe_n)
+
+        def no_draft() -> List[int]:
+            probe = any(limits) and self._probe(step, factor * cost.extra(probe_fed, probe_fed, base=B), B)
+            return probe_n if probe else [0] * B
+        started = bool(states[0].extra.get("drafter_started"))
+        if self._skipping(started):
+            return no_draft()
         items = []
         for r, (st, lim) in enumerate(zip(states, limits)):
             if lim > 0:
                 items.extend((p, r, m) for m, p in enumerate(self._values(st, lim), 1))
-        probe_n = [min(lim, self.probe_len) for lim in limits]
-        probe_fed = B + sum(probe_n)
         if not items:
-            probe = any(limits) and self._probe(cost.step_s * min(B / cost.batch, 1.0),
-                                                cost.extra(probe_fed, probe_fed, base=B))
-            return probe_n if probe else [0] * B
+            self._no_draft(started)
+            return no_draft()
         items.sort(key=lambda x: -x[0])
-        step = cost.step_s * min(B / cost.batch, 1.0)  # fewer rows than measured: a proportional share
-        drafter = self.drafter_s if self.drafter_s is not None else 0.0
+        drafter = self.drafter_cost(B) + (0.0 if started else self.start_cost(B))
         best_t, best = 0, B / step
         expected = float(B)
         # exact acceptance projects the padded batch's first 8 positions of every row at once, then only the rows
@@ -384,12 +470,14 @@ class CostAwarePolicy:
             expected += p
             width = max(width, m + 1)
             late += m >= _CHUNK
-            rate = expected / (step + drafter + cost.extra(B + t, B * min(width, _CHUNK) + late, base=B))
+            rate = expected / (step + drafter + factor * cost.extra(B + t, B * min(width, _CHUNK) + late, base=B))
             if rate > best:
                 best_t, best = t, rate
+            elif p * (1.0 / best) < factor * (cost.extra(B + t + 1, B + t + 1, base=B) - cost.extra(B + t, B + t, base=B)):
+                break  # the values only fall and the costs only rise from here
         if best_t == 0:
-            probe = self._probe(step, cost.extra(probe_fed, probe_fed, base=B))
-            return probe_n if probe else [0] * B
+            self._no_draft(started)
+            return no_draft()
         self._skipped_s = 0.0
         n = [0] * B
         for _, r, _ in items[:best_t]:

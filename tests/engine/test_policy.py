@@ -63,7 +63,8 @@ def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
     decisions = set()
     for drafter, rule in drafters(d, refs, seed):
         policy = policy_with(costs)
-        policy.drafter_s = drafter_s or None
+        if drafter_s:
+            policy.observe_drafter(drafter_s)
         one = [draft_verify_accept(ver, s, drafter, rule, policy=policy, **kw) for s in srcs]
         assert [r.tokens for r in one] == greedy, (type(drafter).__name__, rule)
         for r in one:
@@ -75,7 +76,7 @@ def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
     assert decisions  # (which decisions occur depends on the draw; across draws both do: test below)
 
 
-def test_the_fast_backend_with_the_policy_returns_its_own_greedy_output():
+def test_the_fast_backend_with_the_policy_returns_its_own_greedy_output_at_batch_1_and_batched():
     from fastdec.engine.fast_verifier import FastVerifier
 
     model, d, _ = random_model(1)
@@ -90,6 +91,8 @@ def test_the_fast_backend_with_the_policy_returns_its_own_greedy_output():
         policy = CostAwarePolicy(16)  # measured on the fast verifier itself
         out = [draft_verify_accept(fast, s, drafter, rule, policy=policy, **kw).tokens for s in srcs]
         assert out == greedy, type(drafter).__name__
+        batched = decode_batched(fast, srcs, drafter, rule, batch_size=5, policy=policy, **kw)
+        assert [r.tokens for r in batched] == greedy, (type(drafter).__name__, "batched")
 
 
 class CountingDrafter(InputCopyDrafter):
@@ -164,10 +167,42 @@ def test_the_drafter_cost_decides_between_a_short_draft_and_none():
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [700.0] * 10
     policy._refresh()
-    policy.drafter_s = 1e-6
+    policy._drafter_s = {1: 1e-6}
     cheap = policy.choose(State())
-    policy.drafter_s = 1e-2  # a drafter call as dear as 50 greedy steps
+    policy._drafter_s = {1: 1e-2}  # a drafter call as dear as 50 greedy steps
     assert cheap >= 1 and policy.choose(State()) == 0
+    started = State()
+    started.extra["drafter_started"] = True
+    policy._drafter_s, policy._start_s = {1: 1e-6}, {1: 1e-2}  # a cheap call, but a dear start (GAD's encoder)
+    policy.observe_drafter(1e-6)
+    assert policy.choose(State()) == 0 and policy.choose(started) >= 1
+
+
+def test_measured_passes_correct_the_calibration():
+    """Passes with drafts that take 4x what the calibration predicts raise the factor on the predicted extra cost
+    until drafting stops paying; a version change (new counts) makes the skipped choice be computed again."""
+    class State:
+        def __init__(self):
+            self.extra, self.max_draft = {}, 10
+
+    policy = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)}, horizon=10)
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [700.0] * 10
+    policy._refresh()
+    state = State()
+    n = policy.choose(state)
+    assert n >= 1
+    for _ in range(60):
+        policy.observe_pass(2e-4, (0,))                                      # greedy passes as calibrated
+        policy.observe_pass(2e-4 + 4 * policy._table[n], (n,))               # drafted passes 4x dearer
+    assert policy.extra_factor > 3 and policy.greedy_s == pytest.approx(2e-4)
+    assert policy.choose(state) < n
+    policy.extra_factor = 8.0
+    assert policy.choose(state) == 0
+    policy.extra_factor = 1.0
+    assert policy.choose(state) == 0  # the skipped choice is reused: nothing it depends on was observed
+    policy.observe(state, drafted=3, accepted=3)
+    assert policy.choose(state) >= 1
 
 
 def test_per_sentence_counts_override_the_input_wide_rate():
