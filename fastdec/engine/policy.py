@@ -386,6 +386,8 @@ class CostAwarePolicy:
         time, and a drafter that starts to pay is still noticed."""
         self._skipped_s += step_s
         cost = self.drafter_cost(rows) + self.start_cost(rows) + extra_s
+        if rows not in self._start_s or rows not in self._drafter_s:
+            cost *= 4  # not measured at this batch size: a scaled guess, so wait longer before paying it
         if self._skipped_s * self.probe_share < cost:
             return False
         self._skipped_s = 0.0
