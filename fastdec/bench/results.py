@@ -16,8 +16,9 @@ tokens (EOS included) per decoder pass (the GAD paper's "Tok."); ``mean_accepted
 iteration (the verifier's own token not counted); ``mean_block`` = tokens added per verification step after the
 first pass of each sentence (the Blockwise paper's mean accepted block size k̂, 1.0 for greedy decoding);
 ``ms_per_batch`` = total time / number of batches (``ceil(n / batch_size)``: the latency of one batch);
-``speedup_vs_greedy_same_batch`` = total time of the engine's greedy decoding at the same batch size (in the run) /
-this method's (the batched curves of Ge et al. Figure 6 / Xia et al. Figure 7).
+``speedup_vs_greedy_same_batch`` = total time of the engine's greedy decoding at the same batch size on the same
+verifier backend (the PyTorch one's where the run has none on that backend) / this method's (the batched curves of Ge
+et al. Figure 6 / Xia et al. Figure 7).
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
     beam_label = beam_label or speed_baseline(methods)
     total = {label: sum(r.time for r in recs) for label, recs in records.items()}
     greedy = records.get(greedy_label)
-    greedy_at = {m.batch_size: m.label for m in methods if m.name == "greedy" and m.backend == "torch" and not m.custom_label}
+    greedy_at = {(m.backend, m.batch_size): m.label for m in methods if m.name == "greedy" and not m.custom_label}
     greedy_of_backend = {"torch": greedy_label, **{m.backend: m.label for m in methods if m.name == "greedy"
                                                    and m.backend != "torch" and m.batch_size == 1}}
     rows = []
@@ -116,7 +117,9 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
                "ms_per_sentence": 1000.0 * total[m.label] / n if n else None,
                "sent_per_s": _ratio(n, total[m.label]),
                "ms_per_batch": 1000.0 * total[m.label] / math.ceil(n / m.batch_size) if n else None,
-               "speedup_vs_greedy_same_batch": _ratio(total.get(greedy_at.get(m.batch_size)), total[m.label]),
+               "speedup_vs_greedy_same_batch": _ratio(total.get(greedy_at.get(
+                   (m.backend if m.kind == "engine" and (m.backend, m.batch_size) in greedy_at else "torch",
+                    m.batch_size))), total[m.label]),
                "speedup_vs_beam": _ratio(total.get(beam_label), total[m.label]),
                "speedup_vs_greedy": _ratio(total.get(greedy_label), total[m.label]),
                "mean_iterations": iters / n if n else None, "tokens_per_iteration": _ratio(out_tok, iters),

@@ -68,10 +68,15 @@ def _runs(config: dict) -> Tuple[Spec, Dict[int, Spec]]:
     return (config["device"], gb["threads"], n), cpu
 
 
-def batch_specs(config: dict) -> list:
+def batch_specs(config: dict, R: str = "results") -> list:
     """The Figure 6 curves (each at every benchmark.batch_sizes)."""
     gb = config["gec"]["benchmark"]
-    return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad", *policy_methods(gb.get("policies", []), ["iad"])]
+    fast = backend_methods(gb.get("backends", []), ["greedy", "iad"], config.get("device", "cpu"))
+    # beyond the paper: the same curves on the C verifier (batched in C) and CTranslate2's batched greedy, a peer
+    # engine on the same weights (the converted model of Table 1)
+    ct2 = [f"ct2:beam=1:compute={c}:model={R}/gec/models/gec/ct2" for c in gb["ct2"]] if fast else []
+    return [f"fairseq:beam={gb['beam']}", "fairseq:beam=1", "greedy", "iad", *fast,
+            *policy_methods(gb.get("policies", []), ["iad", *fast]), *ct2]
 
 
 def _batch_run(config: dict) -> Optional[str]:
@@ -99,8 +104,10 @@ def _batch_bench_run(config: dict, R: str) -> Dict[str, BenchRun]:
     gb, G, run = config["gec"]["benchmark"], f"{R}/gec", _batch_run(config)
     if run is None:
         return {}
+    specs = batch_specs(config, R)
+    ct2 = {"ct2_model": f"{G}/models/gec/ct2", "langs": ("src", "tgt")} if any(x.startswith("ct2") for x in specs) else {}
     return {run: BenchRun("gec", f"{G}/models/gec/model.pt", f"{G}/data-bin/dict.src.txt", f"{G}/bench/set.bpe",
-                          at_batch_sizes(batch_specs(config), gb["batch_sizes"]), limit=gb.get("batch_sentences"),
+                          at_batch_sizes(specs, gb["batch_sizes"]), limit=gb.get("batch_sentences"), **ct2,
                           warmup=gb["warmup"], threads=gb["threads"], exclusive=gb["exclusive"],
                           device=config["device"], max_len_a=gb["max_len_a"], max_len_b=gb["max_len_b"],
                           mem_mb=gb["mem_mb"], runtime=gb["runtime"],
@@ -163,8 +170,8 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     elif name == "gec_figure6_batch":
         from fastdec.bench.batch_curves import write_batch_curve
 
-        write_batch_curve(read_run(f"{R}/{_batch_run(config)}"), batch_specs(config), gb["batch_sizes"],
-                          batch_specs(config)[0], "figure6", output,
+        write_batch_curve(read_run(f"{R}/{_batch_run(config)}"), batch_specs(config, R), gb["batch_sizes"],
+                          batch_specs(config, R)[0], "figure6", output,
                           title=(f"{config['experiment']}: IAD at batch sizes {gb['batch_sizes']}, {source} "
                                  f"{gb['split']}, {model_description(config)}, {config['device']}, "
                                  f"{gb['threads']} thread(s)"))

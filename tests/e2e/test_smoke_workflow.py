@@ -79,8 +79,8 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     # GEC, GAD test and valid, Blockwise test and batch, GEC and GAD batch runs, every student
     assert independent == 7 + 3
     # greedy-fast, iad-fast and iad-fast-cost (GEC), greedy-fast, gad-k4-fast and gad-k4-fast-cost (GAD), greedy-fast,
-    # blockwise k = 2, 4 and k = 4 cost-aware (Blockwise)
-    assert fast_rows == 3 + 3 + 4
+    # blockwise k = 2, 4 and k = 4 cost-aware (Blockwise); the GEC batch curves' three at batch sizes 1, 2 and 4
+    assert fast_rows == 3 + 3 + 4 + 3 * 3
     assert {"greedy", "iad", "iad-draft4", "gad-k4", "blockwise-k4-int8", "iad-bs4", "gad-k4-bs4",
             "greedy-bs4", "blockwise-k4-int8-bs4", "iad-cost", "gad-k4-cost", "blockwise-k4-int8-cost",
             "iad-cost-bs4", "gad-k4-cost-bs4", "blockwise-k4-int8-cost-bs4"} <= exact_labels

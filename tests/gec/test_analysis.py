@@ -68,7 +68,7 @@ def gec_config(**benchmark):
     cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     g = copy.deepcopy(cfg["gec"])
     g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [], "ct2": [],
-                           "backends": [], **benchmark})
+                           "backends": [], "policies": [], **benchmark})
     validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
     return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
 
@@ -112,6 +112,11 @@ def test_bench_runs_and_table_items(results):
     assert r.methods == ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad", "iad:max_draft_len=2"]
     assert gec.bench_runs(gec_config(backends=["fast"]), "R")["gec/bench/cpu-t2-n4"].methods[-2:] == [
         "greedy:backend=fast", "iad:backend=fast"]  # the fast verifier's rows (benchmark.backends)
+    # cost-aware draft lengths (benchmark.policies): IAD again on every backend, and in the batch curves
+    cost = gec.bench_runs(gec_config(backends=["fast"], policies=["cost"], batch_sizes=[1, 4]), "R")
+    assert cost["gec/bench/cpu-t2-n4"].methods[-2:] == ["iad:policy=cost", "iad:backend=fast:policy=cost"]
+    curves = next(r for name, r in cost.items() if name.startswith("gec/bench/batch-")).methods
+    assert "iad:backend=fast:policy=cost:batch=4" in curves and "greedy:backend=fast:batch=4" in curves
     assert (r.threads, r.limit, r.device, r.gpus, r.exclusive) == (2, 4, "cpu", 0, True)
     assert r.checkpoint == "R/gec/models/gec/model.pt" and r.src == "R/gec/bench/set.bpe"
     assert r.dictionary == "R/gec/data-bin/dict.src.txt"

@@ -78,8 +78,9 @@ def test_gec_track_dry_run_jobs(tmp_path):
     # Table 1's run (1 thread) is reused by Table 12: two benchmark jobs and the batched run of Figure 6, one M2
     # score per system (beam 5, fairseq greedy, engine greedy, IAD, IAD with the smoke config's draft cap of 4, and
     # CTranslate2 greedy and beam 5 on the model converted once)
-    # M2 scores: beam 5, fairseq greedy, greedy, IAD, IAD capped, CTranslate2 greedy and beam 5, greedy-fast, IAD-fast
-    assert out.count("rule bench:") == 3 and out.count("rule gec_m2score:") == 9
+    # M2 scores: beam 5, fairseq greedy, greedy, IAD, IAD capped, CTranslate2 greedy and beam 5, greedy-fast, IAD-fast,
+    # and IAD with cost-aware draft lengths on both backends
+    assert out.count("rule bench:") == 3 and out.count("rule gec_m2score:") == 11
     assert out.count("rule ct2_convert:") == 1 and "gec/models/gec/ct2/model.bin" in out
     assert "gec/bench/cpu-t1-n50/m2.iad-draft4.json" in out and "gec/bench/cpu-t2-n50/summary.csv" in out
     assert "gec/bench/batch-cpu-t1-n8/summary.csv" in out and "iad:batch=4" in out
