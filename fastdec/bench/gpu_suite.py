@@ -52,15 +52,17 @@ def section_methods(section: str, entry: dict) -> List[str]:
     """The method specs a bench section decodes (drafter checkpoints as the manifest names them)."""
     d, k = entry.get("drafters") or [], entry.get("k")
     if section == "gec":
-        return ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad"]
+        return ["fairseq:beam=5", "fairseq:beam=1", "greedy", "iad", "iad:policy=cost"]
     if section == "gad":  # k: the drafter's block size (10 in the demo)
         out = ["fairseq:beam=5", "fairseq:beam=1", "greedy", f"gad:k={k}:checkpoint={d[0]}",
                f"gad:k={k}:beta=3:tau=1:checkpoint={d[0]}", f"gad:k={k}:beta=5:tau=3:checkpoint={d[0]}"]
         if len(d) > 1:
             out.insert(4, f"gad:k={k}:label=gad-k{k}-cheap:checkpoint={d[1]}")
-        return out
+            out.append(f"gad:k={k}:policy=cost:label=gad-k{k}-cheap-cost:checkpoint={d[1]}")
+        return out + [f"gad:k={k}:policy=cost:checkpoint={d[0]}"]
     if section == "blockwise":  # k: the model's number of heads (8 in the demo)
-        return ["fairseq:beam=1", "greedy"] + [f"blockwise:k={j}:precision=float" for j in range(2, k + 1)]
+        return (["fairseq:beam=1", "greedy"] + [f"blockwise:k={j}:precision=float" for j in range(2, k + 1)]
+                + [f"blockwise:k={k}:precision=float:policy=cost"])
     if section == "student":
         return ["fairseq:beam=5", "fairseq:beam=1", "greedy"]
     raise ValueError(f"unknown bench section {section!r}")
@@ -70,7 +72,8 @@ def batch_methods(section: str, entry: dict) -> List[str]:
     from .batch_curves import at_batch_sizes
 
     d = entry.get("drafters") or []
-    specs = ["greedy", "iad"] if section == "gec" else ["greedy", f"gad:k={entry['k']}:checkpoint={d[0]}"]
+    specs = ["greedy", "iad", "iad:policy=cost"] if section == "gec" else [
+        "greedy", f"gad:k={entry['k']}:checkpoint={d[0]}", f"gad:k={entry['k']}:policy=cost:checkpoint={d[0]}"]
     return at_batch_sizes(specs, BATCH_SIZES) + [f"fairseq:beam=5:batch={max(BATCH_SIZES)}"]
 
 

@@ -215,5 +215,5 @@ def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint
     assert meta["sections"]["gec"]["status"] == "ok"
     assert meta["sections"]["student"]["status"].startswith("error: RuntimeError: the pack has no student")
     s = pd.read_csv(out / "summary.csv")
-    assert list(s["label"]) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad"] and (s["n_sentences"] == 5).all()
+    assert list(s["label"]) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-cost"] and (s["n_sentences"] == 5).all()
     assert main(["gpu-suite", str(pack), str(out), "--only", "nothing"]) == 2
