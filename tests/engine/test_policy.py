@@ -137,16 +137,19 @@ def test_a_draft_that_costs_more_than_it_saves_is_not_asked_for():
     assert iterations > 100 and drafter.calls < 5
 
 
+class State:
+    """What the policy reads of a sentence's decoding state."""
+
+    def __init__(self, max_draft=10):
+        self.extra, self.max_draft = {}, max_draft
+
+
 def test_a_free_pass_drafts_the_whole_horizon_and_a_learned_position_stops_it():
     """Free extra tokens (a GPU-like pass) and a well-accepted drafter: draft everything up to the horizon; when the
     counts say position 3 is never accepted, stop the draft at 2."""
     policy = policy_with({1: (1e-4, 0.0, 0.0, 2e-4)}, horizon=8)
 
-    class State:
-        def __init__(self):
-            self.extra, self.max_draft = {}, 20
-
-    state = State()
+    state = State(20)
     policy.reach[1:9] = [1000.0] * 8
     policy.acc[1:9] = [950.0] * 8
     policy._refresh()
@@ -159,10 +162,6 @@ def test_a_free_pass_drafts_the_whole_horizon_and_a_learned_position_stops_it():
 
 
 def test_the_drafter_cost_decides_between_a_short_draft_and_none():
-    class State:
-        def __init__(self):
-            self.extra, self.max_draft = {}, 10
-
     policy = policy_with({1: (1e-4, 5e-5, 1e-5, 2e-4)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [700.0] * 10
@@ -181,10 +180,6 @@ def test_the_drafter_cost_decides_between_a_short_draft_and_none():
 def test_measured_passes_correct_the_calibration():
     """Passes with drafts that take 4x what the calibration predicts raise the factor on the predicted extra cost
     until drafting stops paying; a version change (new counts) makes the skipped choice be computed again."""
-    class State:
-        def __init__(self):
-            self.extra, self.max_draft = {}, 10
-
     policy = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [700.0] * 10
@@ -206,10 +201,6 @@ def test_measured_passes_correct_the_calibration():
 
 
 def test_per_sentence_counts_override_the_input_wide_rate():
-    class State:
-        def __init__(self):
-            self.extra, self.max_draft = {}, 10
-
     policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [900.0] * 10
@@ -221,10 +212,6 @@ def test_per_sentence_counts_override_the_input_wide_rate():
 
 
 def test_batched_choice_gives_rows_with_better_drafts_more_positions():
-    class State:
-        def __init__(self):
-            self.extra, self.max_draft = {}, 10
-
     policy = policy_with({64: (1e-4, 1e-5, 2e-6, 2e-3)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [800.0] * 10
