@@ -174,6 +174,7 @@ def test_track_runs_drafters_and_items():
     assert [parse_method(m).label for m in test.methods] == [
         "fairseq-beam5", "fairseq-greedy", "greedy", "nat-k10", "gad-k10", "gad-k10-top3-tau1", "gad-k10-top5-tau3",
         "greedy-fast", "gad-k10-fast", "gad-k10-top5-tau3-fast",  # the smoke config's gad.backends: [fast]
+        "gad-k10-cost", "gad-k10-fast-cost",  # gad.policies: [cost], on each backend
         "ct2-greedy", "ct2-beam5"]  # the smoke config's CTranslate2 rows, on the verifier converted once
     assert test.ct2_model == "results/x/models/verifier/ct2" and valid.ct2_model is None
     assert parse_method(test.methods[-1]).drafter_args == {"model": "results/x/models/verifier/ct2"}
@@ -200,8 +201,8 @@ def test_track_runs_drafters_and_items():
     cfg["gad"].update(batch_sizes=[1, 8], batch_sentences=16)
     run = gad.bench_runs(cfg, "r")["gad/bench/batch"]
     assert [parse_method(m).label for m in run.methods] == [
-        "fairseq-beam5", "fairseq-greedy", "greedy", "gad-k10", "gad-k10-top5-tau3", "fairseq-beam5-bs8",
-        "fairseq-greedy-bs8", "greedy-bs8", "gad-k10-bs8", "gad-k10-top5-tau3-bs8"]
+        "fairseq-beam5", "fairseq-greedy", "greedy", "gad-k10", "gad-k10-top5-tau3", "gad-k10-cost", "fairseq-beam5-bs8",
+        "fairseq-greedy-bs8", "greedy-bs8", "gad-k10-bs8", "gad-k10-top5-tau3-bs8", "gad-k10-cost-bs8"]
     assert run.limit == 16 and run.src == "r/data/bpe/test.en" and run.drafters == ["r/gad/models/drafter_k10/model.pt"]
     assert gad.table_items(cfg, "r")["gad/tables/gad_figure7_batch.csv"].inputs == ["r/gad/bench/batch/summary.csv"]
 
