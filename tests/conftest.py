@@ -12,8 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+# property tests draw `full` examples (make test, CI) or `fast` ones (make test-fast): pytest --hypothesis-profile=NAME;
+# each file scales the profile's count by what one example costs (tests/helpers/properties.py)
+_PROFILE = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("full", max_examples=60, **_PROFILE)
+settings.register_profile("fast", max_examples=10, **_PROFILE)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full"))
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 

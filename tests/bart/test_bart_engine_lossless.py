@@ -16,8 +16,9 @@ import fairseq.utils
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -29,7 +30,7 @@ from fastdec.engine.fairseq_baseline import FairseqGenerator  # noqa: E402
 from fastdec.engine.nat_drafter import NATDrafter  # noqa: E402
 from fastdec.engine.profile import build_dictionary  # noqa: E402
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(2 / 3)
 
 
 @pytest.fixture(autouse=True)

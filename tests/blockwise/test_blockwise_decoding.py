@@ -14,8 +14,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("fairseq")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from helpers.properties import property_settings
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -28,8 +29,7 @@ from helpers.models import build_random_blockwise  # noqa: E402
 from fastdec.engine import Verifier, greedy_decode, make_drafter  # noqa: E402
 from fastdec.engine.blockwise_drafter import BlockwiseDrafter, check_blockwise_settings  # noqa: E402
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings()
 
 # (trained k, p1_through_layer, head_std, init_std): random heads, heads = p_1 (repetitive greedy outputs
 # get long accepted blocks), sharp base distributions, the paper-faithful p_1 through the layer

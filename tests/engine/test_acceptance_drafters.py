@@ -3,8 +3,9 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from fastdec.engine import (InputCopyDrafter, NoDrafter, accept_top1, accept_top_beta, accept_top_k,
                             make_acceptance, make_drafter, with_min_block)
@@ -105,7 +106,7 @@ def reference_accept(draft, top1, lp, rank, tau=math.inf, min_block=1):
     return max(a, forced)
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@property_settings(20 / 3)
 @given(c=scored_draft(), rank=st.integers(1, 4), tau=st.sampled_from([0.0, 0.3, 1.0, 2.0, math.inf]),
        min_block=st.integers(1, 4))
 def test_relaxed_rules_equal_a_full_recompute(c, rank, tau, min_block):

@@ -5,8 +5,9 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, greedy_decode
@@ -14,7 +15,7 @@ from fastdec.engine.batched import BatchedVerifier, check_batch_size, decode_bat
 from fastdec.engine.loop import draft_verify_accept
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(1 / 2)
 
 
 @st.composite

@@ -5,8 +5,9 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 import fastdec.engine.fast_verifier as fv
 from conftest import MODEL_CONFIGS, random_model
@@ -20,7 +21,7 @@ from helpers.drafters import NoisyOracleDrafter, RandomDrafter
 from test_loop import NoisyCopyIAD, case
 from test_verifier import feed_program, run_program
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings()
 SUPPORTED = [i for i, c in enumerate(MODEL_CONFIGS) if "decoder_output_dim" not in c]  # no project_out_dim in C
 GELU = {i for i, c in enumerate(MODEL_CONFIGS) if c.get("activation_fn") == "gelu"}
 _FAST = {}

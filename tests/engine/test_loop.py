@@ -3,8 +3,9 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.engine import (AcceptanceRule, InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k,
@@ -12,8 +13,7 @@ from fastdec.engine import (AcceptanceRule, InputCopyDrafter, accept_top1, accep
 from fastdec.engine.verifier import Verifier
 from helpers.drafters import FixedTokensDrafter, NoisyOracleDrafter, RandomDrafter
 
-SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(5 / 3)
 
 
 @st.composite

@@ -5,8 +5,9 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.bench.methods import parse_method
@@ -16,7 +17,7 @@ from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, PassCost, check_policy, measure_pass_cost
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(1 / 2)
 
 
 def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, step: float) -> PassCost:

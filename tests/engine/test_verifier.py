@@ -3,15 +3,15 @@ import fairseq.utils
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.engine import Verifier
 from fastdec.engine.profile import build_random_transformer
 
-SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = property_settings(5 / 3, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture

@@ -3,16 +3,16 @@
 proposes EOS inside a block, when the maximum length cuts a block and when the decoder positions run out."""
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from gad_helpers import STEERED, build_random_drafter, drafter_cases, drafter_for, verifier_and_dict
 from fastdec.engine import accept_top1, accept_top_beta, draft_verify_accept, greedy_decode
 from fastdec.engine.loop import MaskedLogProbs
 from fastdec.engine.nat_drafter import NATDrafter, drafter_alone_decode
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings()
 
 
 @SETTINGS

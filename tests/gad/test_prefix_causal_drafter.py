@@ -3,8 +3,9 @@ engine (one pass over the newly accepted tokens + k masks per iteration), and a 
 encoder output when it was trained with a frozen copy of the verifier's encoder."""
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from gad_helpers import STEERED, build_random_drafter, drafter_cases, steer, verifier_and_dict
 from fastdec.engine import accept_top1, draft_verify_accept, greedy_decode
@@ -12,7 +13,7 @@ from fastdec.engine.batched import decode_batched
 from fastdec.engine.nat_drafter import NATDrafter, encoders_match
 from fastdec_fairseq.models.nat_block_drafter import prefix_causal_mask
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(2 / 3)
 PAD = 1
 
 

@@ -9,14 +9,15 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from helpers.properties import property_settings
 
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, draft_verify_accept, greedy_decode
 from helpers.drafters import NoisyOracleDrafter, RandomDrafter
 from helpers.students import STUDENT_CONFIGS, random_student
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings()
 
 
 @st.composite
