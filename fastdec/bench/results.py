@@ -38,7 +38,7 @@ __all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baselin
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
-    "backend", "policy", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
+    "backend", "backend_ran", "policy", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
     "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
@@ -159,6 +159,9 @@ def write_run(out_dir: str, methods: Sequence[Method], records: Dict[str, List[R
             for r in records[m.label]:
                 f.write(json.dumps(r.to_dict()) + "\n")
     df = summarize(methods, records, beam_label=beam_label, hyps=hyps, refs=refs, lang=lang)
+    # what decoded each engine row: a fast backend that cannot run here falls back to the PyTorch reference
+    ran = (meta or {}).get("verifier_backends") or {}
+    df["backend_ran"] = [ran.get(label, b) if isinstance(b, str) else None for label, b in zip(df["label"], df["backend"])]
     df.to_csv(os.path.join(out_dir, "summary.csv"), index=False)
     meta = {**(meta or {}), "methods": [m.spec for m in methods], "speed_baseline": beam_label}
     with open(os.path.join(out_dir, "meta.json"), "w", encoding="utf-8") as f:

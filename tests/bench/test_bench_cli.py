@@ -127,3 +127,18 @@ def test_bench_cli_missing_and_empty_input_exit_2(tiny_checkpoint, tiny_databin,
     (tmp_path / "one.txt").write_text("w1\n")
     assert bench(tmp_path / "one.txt")[0] == 0
     assert json.loads((tmp_path / "run" / "meta.json").read_text())["sentences"] == 1
+
+
+def test_a_fast_row_that_fell_back_says_what_decoded_it(tiny_checkpoint, tiny_databin, tmp_path, monkeypatch):
+    """No C compiler: the fast rows decode on the PyTorch reference, and summary.csv says so (backend_ran)."""
+    import fastdec.engine.fast_verifier as fv
+
+    monkeypatch.setattr(fv, "_LIBS", {})
+    monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    inp, n = _input(tmp_path, tiny_databin)
+    out = tmp_path / "run"
+    assert main(_args(tiny_checkpoint, tiny_databin, inp, out, "iad,iad:backend=fast", "--warmup", "0")) == 0
+    s = read_run(str(out)).summary
+    assert s.loc["iad-fast", "backend"] == "fast" and s.loc["iad-fast", "backend_ran"] == "torch"
+    assert s.loc["iad", "backend_ran"] == "torch" and s.loc["iad-fast", "identical_to_greedy"] == n

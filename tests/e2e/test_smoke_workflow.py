@@ -63,6 +63,7 @@ def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
         fast = exact[exact["backend"].fillna("torch") != "torch"]
         if len(fast):
             assert (fast["identical_to_backend_greedy"] == fast["n_sentences"]).all(), (path, fast)
+            assert (fast["backend_ran"] == fast["backend"]).all(), (path, fast["backend_ran"])  # no fallback here
             print(path.name, "fast rows identical to the reference greedy:", dict(fast["identical_to_greedy_pct"]))
             assert (fast["identical_to_greedy_pct"] >= 90).all(), (path, fast["identical_to_greedy_pct"])
             fast_rows += len(fast)
