@@ -16,9 +16,12 @@ The batch-1 loop (:mod:`fastdec.engine.loop`) is the reference; this module runs
 
 Rows that emit EOS leave the batch at once (their cache rows are dropped), so a long sentence never makes the
 finished ones compute, and a short one never waits. With exact acceptance (IAD, GAD with beta = 1, exact Blockwise,
-greedy) every row's output equals its own batch-1 greedy output: the property tests check it at B in
-{1, 2, 7, 32} (tests/engine/test_batched.py). Half-precision batched outputs may differ from batch-1 ones where the
-padded matmuls round differently at a near-tie (measured and reported by the benchmark, not assumed).
+greedy) every row's output equals its own batch-1 greedy output in exact arithmetic; what holds in floating point
+(docs/RESULTS.md, "What is guaranteed"): on the fast backend, in every precision, bit for bit (its C passes compute a
+row the same way whatever else is in the pass); on the PyTorch reference in float64 on every case the property tests
+draw (tests/engine/test_batched.py, B in {2, 3, 7, 32}); in float32 and half precision a wider or packed matmul may
+round a row differently from the batch-1 pass, so an output may differ at a near-tie -- measured and reported per run
+(``identical_to_greedy``), not guaranteed.
 
 The decoder forward is the batch-1 :class:`~fastdec.engine.verifier.Verifier`'s own
 (:meth:`Verifier.decoder_layers` on its weights); this module only manages per-row caches, masks and positions.
