@@ -1,5 +1,6 @@
 """Lossless properties of the draft -> verify -> accept loop on random fairseq Transformers (float64)."""
 import math
+from unittest import mock
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ from helpers.properties import property_settings
 from conftest import MODEL_CONFIGS, random_model
 from fastdec.engine import (AcceptanceRule, InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k,
                             compute_max_len, draft_verify_accept, greedy_decode, with_min_block)
+from fastdec.engine.profile import build_random_transformer
 from fastdec.engine.verifier import Verifier
 from helpers.drafters import FixedTokensDrafter, NoisyOracleDrafter, RandomDrafter
 
@@ -28,11 +30,41 @@ def case(draw):
 
 
 def fairseq_greedy(model, d, src, max_len_a, max_len_b):
+    """fairseq's own beam-1 search, its softmaxes kept in the model's precision (fairseq casts them to float32, which
+    would compare a float64 engine with a float32 reference)."""
+    import fairseq.utils
+    import torch.nn.functional as F
     from fairseq.sequence_generator import SequenceGenerator
 
     gen = SequenceGenerator([model], d, beam_size=1, max_len_a=max_len_a, max_len_b=max_len_b)
     sample = {"net_input": {"src_tokens": src[None], "src_lengths": torch.tensor([src.numel()])}}
-    return gen.generate([model], sample)[0][0]["tokens"].tolist()
+    with mock.patch.object(fairseq.utils, "log_softmax", lambda x, dim, onnx_trace=False: F.log_softmax(x, dim=dim)), \
+            mock.patch.object(fairseq.utils, "softmax", lambda x, dim, onnx_trace=False: F.softmax(x, dim=dim)):
+        return gen.generate([model], sample)[0][0]["tokens"].tolist()
+
+
+def steered_model(eos_weight=None, tie=None):
+    """A random pre-norm model (float64) with one feature held near 5 at every position: ``eos_weight`` on it makes
+    EOS compete (0.5: most outputs stop on their own, some at the length limit) or never win (-5: every output is cut
+    at max_len); ``tie=(a, b)`` gives tokens a and b the same output row, leading at every step: exact ties."""
+    model, d, _ = build_random_transformer(seed=7, dtype=torch.float64, max_positions=64, normalize_before=True,
+                                           learned_pos=True)
+    with torch.no_grad():
+        model.decoder.layer_norm.bias[0] = 5.0
+        w = model.decoder.output_projection.weight
+        if eos_weight is not None:
+            w[d.eos(), 0] = eos_weight
+        if tie is not None:
+            a, b = tie
+            w[b] = w[a]
+            w[a, 0] = w[b, 0] = 3.0
+    return model, d, Verifier(model, dtype=torch.float64)
+
+
+def sources(d, n=16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.cat([torch.randint(4, len(d), (int(torch.randint(1, 12, (), generator=g)),), generator=g),
+                       torch.tensor([d.eos()])]) for _ in range(n)]
 
 
 class NoisyCopyIAD(InputCopyDrafter):
@@ -89,6 +121,51 @@ def test_engine_greedy_equals_fairseq_greedy(c):
     idx, src, kw = c
     model, d, ver = random_model(idx)
     assert greedy_decode(ver, src, **kw).tokens == fairseq_greedy(model, d, src, **kw)
+
+
+@pytest.mark.parametrize("eos_weight, natural", [(0.5, "some"), (-5.0, "none")])
+def test_fairseq_reference_on_natural_eos_and_length_limit_stops(eos_weight, natural):
+    """The independent reference check where outputs end on their own EOS and where the length limit cuts them:
+    engine greedy and IAD equal fairseq's greedy search token for token in both cases."""
+    model, d, ver = steered_model(eos_weight=eos_weight)
+    stops = {"eos": 0, "limit": 0}
+    for src in sources(d):
+        kw = dict(max_len_a=1.2, max_len_b=10)
+        ours = greedy_decode(ver, src, **kw).tokens
+        assert ours == fairseq_greedy(model, d, src, **kw)
+        assert draft_verify_accept(ver, src, InputCopyDrafter(), accept_top1, **kw).tokens == ours
+        max_len = compute_max_len(src.numel(), kw["max_len_a"], kw["max_len_b"], ver.max_positions)
+        stops["eos" if len(ours) - 1 < max_len else "limit"] += 1
+    if natural == "some":
+        assert stops["eos"] >= 8 and stops["limit"] >= 1, stops
+    else:
+        assert stops == {"eos": 0, "limit": 16}
+
+
+def test_exact_ties_go_to_the_lowest_token_id():
+    """Two tokens with the same output row tie exactly at every step: the engine (every drafter, every backend) takes
+    the lower id, as argmax does. fairseq's beam-1 search takes whichever its top-k returns first, which PyTorch does
+    not specify: at exact ties it is no reference (it picks either token, the outputs below show both). Off ties
+    -- the second token's row nudged up by 1e-9 -- both take that token."""
+    from fastdec.engine.fast_verifier import FastVerifier
+
+    model, d, ver = steered_model(tie=(7, 9))
+    fast = FastVerifier(model, dtype=torch.float64)
+    theirs = set()
+    for src in sources(d, n=6):
+        for v in (ver, fast):
+            out = greedy_decode(v, src, max_len_b=8).tokens
+            assert out[:-1] == [7] * (len(out) - 1)
+            assert draft_verify_accept(v, src, NoisyOracleDrafter(out, len(d), noise=0.5, seed=1), accept_top1,
+                                       max_len_b=8).tokens == out
+        theirs |= set(fairseq_greedy(model, d, src, 0, 8)[:-1])
+    assert theirs <= {7, 9}
+    with torch.no_grad():
+        model.decoder.output_projection.weight[9, 0] += 1e-9
+    ver = Verifier(model, dtype=torch.float64)
+    for src in sources(d, n=6):
+        out = greedy_decode(ver, src, max_len_b=8).tokens
+        assert out[:-1] == [9] * (len(out) - 1) and out == fairseq_greedy(model, d, src, 0, 8)
 
 
 def test_noise_free_oracle_decodes_in_one_iteration():
