@@ -10,7 +10,7 @@ STAMP   = $(VENV)/.fastdec-installed
 CORES  ?= all
 PIP     = $(BIN)/python -m pip install --disable-pip-version-check -q
 
-.PHONY: setup run test cluster-test smoke lint clean-results gpu-wheels
+.PHONY: setup run test test-fast cluster-test smoke lint clean-results gpu-wheels
 
 # A wheelhouse for a GPU machine without a package registry (Python $(GPU_PY), its own CUDA torch): copy the folder
 # over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine"). GPU_HAVE: the GPU
@@ -36,8 +36,16 @@ run: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --configfile config/smoke.yaml
 
+# one pytest-xdist worker per core; tests sharing a session fixture (the smoke run and the SLURM cluster) or a module
+# share a worker (tests/conftest.py), so each expensive fixture is made once
+PYTEST = $(BIN)/python -m pytest -q -n auto --dist loadgroup
+
 test: setup
-	$(BIN)/python -m pytest -q tests
+	$(PYTEST) tests
+
+# the unit and property tests only (no workflow, training or cluster runs; fewer hypothesis examples): minutes
+test-fast: setup
+	$(PYTEST) tests -m "not slow" --hypothesis-profile=fast
 
 gpu-wheels: setup
 	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY) $(if $(GPU_HAVE),--have $(GPU_HAVE))

@@ -86,3 +86,20 @@ def smoke_run(tmp_path_factory) -> Path:
     r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
     assert r.returncode == 0, r.stderr[-4000:]
     return workdir / "results/smoke"
+
+
+# fixtures that run a workflow, fairseq training or a cluster: a test using one is `slow` (make test-fast skips it)
+SLOW_FIXTURES = {"smoke_run", "local_slurm", "slurm_smoke", "gec_run", "nlpcc18_run", "wikilarge_run",
+                 "paper_scale_jobs"}
+# tests sharing the smoke run (the SLURM tests compare their tables with it): one pytest-xdist worker runs them all,
+# so the run is made once; every other module stays on one worker (its module-scoped fixtures are made once too)
+_SMOKE_GROUP = {"smoke_run", "local_slurm", "slurm_smoke"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+        group = "smoke" if used & _SMOKE_GROUP else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
