@@ -73,11 +73,11 @@ def test_batched_relaxed_rules_equal_their_batch1_runs(c, seed):
     single = [draft_verify_accept(ver, s, oracle(greedy, len(d), seed, noise=0.5), rule, **kw).tokens for s in srcs]
     out = decode_batched(ver, srcs, oracle(greedy, len(d), seed, noise=0.5), rule, batch_size=len(srcs),
                          sort_by_length=False, **kw)
-    # one child drafter per distinct source: duplicates in a batch draw from one stream, so compare unique rows
-    seen = set()
-    for s, a, b in zip(srcs, single, out):
-        if tuple(s.tolist()) not in seen:
-            seen.add(tuple(s.tolist()))
+    # one child drafter per distinct source: a source that occurs twice draws its drafts from one stream, in turns in
+    # the batch and one run after the other at batch 1, so only sources that occur once are compared
+    keys = [tuple(s.tolist()) for s in srcs]
+    for key, a, b in zip(keys, single, out):
+        if keys.count(key) == 1:
             assert b.tokens == a
 
 
