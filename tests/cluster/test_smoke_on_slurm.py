@@ -76,7 +76,7 @@ def assert_same_rows(local, slurm, track):
     """Same table and figure files of ``track``, same columns; outside the case studies the same rows: their labels
     (the text columns among the first two: systems, methods, settings) in the same order. Numbers may differ."""
     files = table_outputs(local, track)
-    assert table_outputs(slurm) == files and len(files) >= 8
+    assert table_outputs(slurm, track) == files and len(files) >= 8
     for rel in (p for p in files if p.suffix == ".csv"):
         a, b = pd.read_csv(local / rel), pd.read_csv(slurm / rel)
         assert list(a.columns) == list(b.columns), rel
@@ -89,5 +89,5 @@ def assert_same_rows(local, slurm, track):
 
 def test_tables_have_the_rows_of_the_local_run(slurm_smoke, smoke_run):
     assert_same_rows(smoke_run, slurm_smoke.results, "gec")
-    assert sorted(str(p) for p in table_outputs(slurm_smoke.results)) == sorted(
+    assert sorted(str(p) for p in table_outputs(slurm_smoke.results, "gec")) == sorted(
         t.split("/", 2)[2] for t in gec_targets())
