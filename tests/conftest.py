@@ -88,9 +88,12 @@ def smoke_run(tmp_path_factory) -> Path:
     return workdir / "results/smoke"
 
 
-# fixtures that run a workflow, fairseq training or a cluster: a test using one is `slow` (make test-fast skips it)
+# fixtures that run a workflow, fairseq training or a cluster: a test using one is `slow` (make test-fast skips it),
+# as is every test of tests/cluster and tests/e2e, and a test marked so where it runs them itself
 SLOW_FIXTURES = {"smoke_run", "local_slurm", "slurm_smoke", "gec_run", "nlpcc18_run", "wikilarge_run",
-                 "paper_scale_jobs"}
+                 "paper_scale_jobs", "tiny_checkpoint", "gad_checkpoints", "base_ckpt", "converted", "releases",
+                 "release", "news_crawl_server"}
+_SLOW_DIRS = ("tests/cluster/", "tests/e2e/")
 # tests sharing the smoke run (the SLURM tests compare their tables with it): one pytest-xdist worker runs them all,
 # so the run is made once; every other module stays on one worker (its module-scoped fixtures are made once too)
 _SMOKE_GROUP = {"smoke_run", "local_slurm", "slurm_smoke"}
@@ -99,7 +102,7 @@ _SMOKE_GROUP = {"smoke_run", "local_slurm", "slurm_smoke"}
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
-        if used & SLOW_FIXTURES:
+        if used & SLOW_FIXTURES or item.nodeid.startswith(_SLOW_DIRS):
             item.add_marker(pytest.mark.slow)
         group = "smoke" if used & _SMOKE_GROUP else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))

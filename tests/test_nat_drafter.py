@@ -300,6 +300,7 @@ def _losses(text, tag):
     return [float(x) for x in re.findall(rf"\| {tag} \|.*?\bloss[= ]([0-9.]+)", text)]
 
 
+@pytest.mark.slow  # runs fairseq-train / Snakemake itself
 def test_fairseq_train_then_load_and_decode(tiny_databin, tmp_path):
     save = tmp_path / "ckpt"
     env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", OMP_NUM_THREADS="1")
@@ -383,6 +384,7 @@ def test_criterion_first_from_prefix_glances_into_masks_only(tiny_databin):
     loss.backward()
 
 
+@pytest.mark.slow  # runs fairseq-train / Snakemake itself
 @pytest.mark.parametrize("first_from_prefix", [False, True])
 def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tmp_path, first_from_prefix):
     """--drafter-attention prefix-causal --freeze-encoder, started from an AT model (--finetune-from-model via the

@@ -149,6 +149,7 @@ def test_gpu_run_bad_arguments(args, msg):
     assert r.returncode == 2 and msg in r.stderr
 
 
+@pytest.mark.slow  # runs fairseq-train / Snakemake itself
 def test_gpu_run_dry_run_plans_the_tables_and_the_record(tmp_path):
     wheels = tmp_path / "wh"
     wheels.mkdir()
@@ -195,6 +196,7 @@ def test_record_appends_a_dated_row_and_copies_the_tables(tmp_path):
     assert copied and "1 files" in lines[2]
 
 
+@pytest.mark.slow  # runs fairseq-train / Snakemake itself
 def test_gpu_run_overlay_and_install_only_dry_runs(tmp_path):
     wheels = tmp_path / "wh"
     wheels.mkdir()
@@ -235,6 +237,7 @@ def _planned_jobs(out: str) -> int:
     return int(next(line.split()[1] for line in out.splitlines() if line.startswith("total ")))
 
 
+@pytest.mark.slow  # runs fairseq-train / Snakemake itself
 def test_gpu_run_passes_snakemake_options_after_the_targets(tmp_path):
     """`-- --prioritize FILE` (a lease's first table first) must not take the benchmark targets as more files to
     prioritise, which would leave snakemake building its default target, the whole report."""
