@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 from torch import Tensor
 
-from .fast_verifier import FastVerifier
+from .fast_verifier import FastVerifier, c_layout_cache
 
 __all__ = ["FastBatchedVerifier", "batched_verifier"]
 
@@ -102,13 +102,8 @@ class FastBatchedVerifier:
         if needed > ver.max_positions:
             raise ValueError(f"target length {needed} exceeds the decoder's max positions {ver.max_positions}")
         cap = min(ver.max_positions, max(needed, 64, 2 * row.cap))
-        L, H, D = ver.num_layers, ver.num_heads, ver.head_dim
-        k = torch.empty(L, H, D, cap, dtype=self.dtype)
-        v = torch.empty(L, H, cap, D, dtype=self.dtype)
-        if row.k is not None and length > 0:
-            k[..., :length] = row.k[..., :length]
-            v[:, :, :length] = row.v[:, :, :length]
-        row.k, row.v, row.cap = k, v, cap
+        row.k, row.v = c_layout_cache(ver, row.k, row.v, length, cap)
+        row.cap = cap
         self._ptrs = None
 
     def _pointer_tables(self):

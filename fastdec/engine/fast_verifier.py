@@ -311,15 +311,8 @@ class FastVerifier(Verifier):
             self._enc_v_c = self.enc_v[:, 0].contiguous()
 
     def _grow_cache(self, cap: int) -> None:
-        """The self-attention cache in the C pass's layout: keys ``[L, H, D, cap]`` (transposed), values
-        ``[L, H, cap, D]``, keeping the first ``length`` positions."""
-        L, H, D, t = self.num_layers, self.num_heads, self.head_dim, self.length
-        k = torch.empty(L, H, D, cap, dtype=self.dtype)
-        v = torch.empty(L, H, cap, D, dtype=self.dtype)
-        if self._k is not None and t > 0:
-            k[..., :t] = self._k[..., :t]
-            v[:, :, :t] = self._v[:, :, :t]
-        self._k, self._v, self._cap = k, v, cap
+        self._k, self._v = c_layout_cache(self, self._k, self._v, self.length, cap)
+        self._cap = cap
 
     def _check(self, rc: int, tokens: Tensor) -> None:
         if rc == -2:
@@ -382,6 +375,18 @@ class FastVerifier(Verifier):
         if rc != 0:
             raise MemoryError("the fast backend could not allocate its scratch memory")
         return list(out)
+
+
+def c_layout_cache(ver, k_old: Optional[Tensor], v_old: Optional[Tensor], length: int, cap: int):
+    """A self-attention cache of ``cap`` positions in the C pass's layout -- keys ``[L, H, D, cap]`` (transposed),
+    values ``[L, H, cap, D]`` -- holding the first ``length`` positions of ``k_old`` / ``v_old`` (None: empty)."""
+    L, H, D = ver.num_layers, ver.num_heads, ver.head_dim
+    k = torch.empty(L, H, D, cap, dtype=ver.dtype)
+    v = torch.empty(L, H, cap, D, dtype=ver.dtype)
+    if k_old is not None and length > 0:
+        k[..., :length] = k_old[..., :length]
+        v[:, :, :length] = v_old[:, :, :length]
+    return k, v
 
 
 def _plain_output_layer(decoder) -> bool:
