@@ -78,13 +78,28 @@ def tiny_checkpoint(tiny_databin, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory) -> Path:
-    """results/smoke of a local run of the whole Snakefile on config/smoke.yaml (real data, training, decoding)."""
+def smoke_run(tmp_path_factory, worker_id) -> Path:
+    """results/smoke of a local run of the whole Snakefile on config/smoke.yaml (real data, training, decoding).
+
+    Made once for the whole test session: under pytest-xdist the first worker that needs it runs the workflow in the
+    session's shared temporary folder while any other worker that needs it waits on the lock, then reads it."""
+    from filelock import FileLock
+
     from helpers.workflow_runs import SMOKE, snakemake
 
-    workdir = tmp_path_factory.mktemp("smoke")
-    r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
-    assert r.returncode == 0, r.stderr[-4000:]
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent
+    workdir, failed = shared / "smoke_run", shared / "smoke_run.failed"
+    with FileLock(str(shared / "smoke_run.lock")):
+        if failed.exists():
+            pytest.fail(f"the smoke run failed on another worker:\n{failed.read_text()}")
+        if not (workdir / "done").exists():
+            workdir.mkdir(exist_ok=True)
+            r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
+            if r.returncode != 0:
+                failed.write_text(r.stderr[-4000:])
+                pytest.fail(r.stderr[-4000:])
+            (workdir / "done").touch()
     return workdir / "results/smoke"
 
 
@@ -94,9 +109,10 @@ SLOW_FIXTURES = {"smoke_run", "local_slurm", "slurm_smoke", "gec_run", "nlpcc18_
                  "paper_scale_jobs", "tiny_checkpoint", "gad_checkpoints", "base_ckpt", "converted", "releases",
                  "release", "news_crawl_server"}
 _SLOW_DIRS = ("tests/cluster/", "tests/e2e/")
-# tests sharing the smoke run (the SLURM tests compare their tables with it): one pytest-xdist worker runs them all,
-# so the run is made once; every other module stays on one worker (its module-scoped fixtures are made once too)
-_SMOKE_GROUP = {"smoke_run", "local_slurm", "slurm_smoke"}
+# pytest-xdist groups: the tests on the local SLURM run on one worker (the cluster is started once), the other tests
+# that read the smoke run on one worker, and every other module stays on one worker (its module-scoped fixtures are
+# made once). The smoke run itself is made once for all workers (`smoke_run`).
+_SLURM_FIXTURES = {"local_slurm", "slurm_smoke"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -104,5 +120,5 @@ def pytest_collection_modifyitems(config, items):
         used = set(getattr(item, "fixturenames", ()))
         if used & SLOW_FIXTURES or item.nodeid.startswith(_SLOW_DIRS):
             item.add_marker(pytest.mark.slow)
-        group = "smoke" if used & _SMOKE_GROUP else item.nodeid.split("::")[0]
+        group = "slurm" if used & _SLURM_FIXTURES else "smoke" if "smoke_run" in used else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
