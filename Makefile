@@ -13,7 +13,7 @@ PIP     = $(BIN)/python -m pip install --disable-pip-version-check -q
 .PHONY: setup run test test-fast cluster-test smoke lint clean-results gpu-wheels
 
 # A wheelhouse for a GPU machine without a package registry (Python $(GPU_PY), its own CUDA torch): copy the folder
-# over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (README: "On a GPU machine"). GPU_HAVE: the GPU
+# over and run scripts/gpu_run.sh --wheelhouse $(WHEELHOUSE) there (docs/GPU.md: "On a GPU machine you own"). GPU_HAVE: the GPU
 # machine's `pip freeze`, whose packages stay out of the folder (envs/gpu-image-cuda.txt: the machines lent here).
 GPU_PY     ?= 3.12
 GPU_HAVE   ?=
