@@ -42,12 +42,12 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
-__all__ = ["AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
-           "make_acceptance", "leading_true", "check_int"]
+__all__ = ["AcceptanceRule", "Decision", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k",
+           "with_min_block", "make_acceptance", "leading_true", "check_int"]
 
 # project(start, end) -> the verifier's masked log-probabilities of rows start .. end - 1, [end - start, V]
 Projection = Callable[[int, int], Tensor]
-# (a, top1, log_probs) of one pass: see AcceptanceRule.accept_from_hidden
+# what a rule decides on one verifier pass: (a, top1, log_probs), see AcceptanceRule.accept_from_hidden
 Decision = Tuple[int, List[int], Optional[Tensor]]
 
 
@@ -82,7 +82,7 @@ class AcceptanceRule:
     def __call__(self, draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
         raise NotImplementedError
 
-    def accept_from_hidden(self, draft: List[int], project: Projection) -> Tuple[int, List[int], Optional[Tensor]]:
+    def accept_from_hidden(self, draft: List[int], project: Projection) -> Decision:
         """Decide on one verifier pass of ``len(draft) + 1`` rows: ``(a, top1, log_probs)``.
 
         ``top1`` covers at least rows ``0 .. a``; ``log_probs`` every row, or None when the rule does not need them.

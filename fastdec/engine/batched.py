@@ -317,8 +317,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             decided = accept.accept_batch(drafts, rows.of(hidden, js, [st.max_len for st in act]))
             keep = []
             for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
-                s = stats[active[r]]
-                _, bver.lengths[r], finished = advance(st, s, dr, decision, hidden[r, : len(dr) + 1])  # row rollback
+                _, cache_length, finished = advance(st, stats[active[r]], dr, decision, hidden[r, : len(dr) + 1])
+                bver.lengths[r] = cache_length  # this row's rollback
                 if policy is not None:
                     policy.observe(st, st.last_drafted, st.last_accepted)
                 if not finished:

@@ -14,13 +14,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from torch import Tensor
 
+from .acceptance import Decision
 from .stats import DecodeStats
 
-__all__ = ["DecodeState", "DecodeResult", "Decision", "advance"]
-
-# what an acceptance rule decides on one verifier pass: (accepted draft tokens a, the verifier's tokens of rows
-# 0 .. a at least, the masked log-probabilities of every row or None)
-Decision = Tuple[int, List[int], Optional[Tensor]]
+__all__ = ["DecodeState", "DecodeResult", "advance"]
 
 
 @dataclass
