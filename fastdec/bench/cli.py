@@ -62,10 +62,6 @@ def main(a: argparse.Namespace) -> int:
     if a.threads:
         torch.set_num_threads(a.threads)
     resolve_device_dtype(a.device, a.dtype)  # fail fast on a bad device/dtype
-    if any(m.drafter == "gad" for m in methods):
-        import fastdec.engine.nat_drafter  # noqa: F401  (registers the gad drafter)
-    if any(m.drafter == "blockwise" for m in methods):
-        import fastdec.engine.blockwise_drafter  # noqa: F401  (registers the blockwise drafter)
     lines = read_lines(a.input)
     refs = read_lines(a.ref) if a.ref else None
     if refs is not None and len(refs) != len(lines):

@@ -125,10 +125,6 @@ class Suite:
         entry = self.manifest["sections"][section]
         specs = [s.replace("checkpoint=", f"checkpoint={self.pack}/") for s in methods]
         parsed = parse_methods(",".join(specs))
-        if any(m.drafter == "gad" for m in parsed):
-            import fastdec.engine.nat_drafter  # noqa: F401  (registers the gad drafter)
-        if any(m.drafter == "blockwise" for m in parsed):
-            import fastdec.engine.blockwise_drafter  # noqa: F401
         loaded = load_model(self.path(entry["checkpoint"]), self.path(entry["data_bin"]), device=self.device,
                             dtype=dtype)
         verifier = make_verifier(loaded.model, device=loaded.device, dtype=loaded.dtype)

@@ -98,10 +98,6 @@ def trace_table(checkpoint: str, data_bin: str, input: str, method: str, *, sent
 
     from .runner import Context, _Systems, acceptance_rule, draft_policy
 
-    if m.drafter == "gad":
-        import fastdec.engine.nat_drafter  # noqa: F401  (registers the gad drafter)
-    if m.drafter == "blockwise":
-        import fastdec.engine.blockwise_drafter  # noqa: F401  (registers the blockwise drafter)
     loaded = load_model(checkpoint, data_bin, user_dir=user_dir)
     ctx = Context(loaded, Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype), max_len_a, max_len_b)
     verifier = ctx.verifier_of(m.backend)

@@ -2,10 +2,11 @@
 
 Public API (see docs/ARCHITECTURE.md and each module's docstring):
 
-* :class:`Verifier` -- cached multi-token decoder forward over a fairseq Transformer, with rollback.
-* :func:`draft_verify_accept` -- the loop; :func:`greedy_decode`, :func:`decode_corpus`.
+* :class:`Verifier` -- cached multi-token decoder forward over a fairseq Transformer, with rollback; what the loops
+  need of a verifier: :class:`VerifierProtocol` (:mod:`fastdec.engine.interfaces`).
+* :func:`draft_verify_accept` -- the loop; :func:`greedy_decode`; :class:`DecodeState`, :class:`DecodeResult`.
 * drafters: :class:`Drafter` (base class), :class:`NoDrafter`, :class:`InputCopyDrafter` (IAD),
-  :func:`make_drafter`, :func:`register_drafter`.
+  :func:`make_drafter` (by name, from :data:`DRAFTERS`), :func:`register_drafter`.
 * acceptance rules: :class:`AcceptanceRule` (base class), :data:`accept_top1`, :class:`accept_top_beta` (GAD++),
   :class:`accept_top_k`, :class:`with_min_block`, :func:`make_acceptance`.
 * :class:`DecodeStats` (corpus summaries: :mod:`fastdec.bench.results`).
@@ -13,18 +14,21 @@ Public API (see docs/ARCHITECTURE.md and each module's docstring):
 """
 from .acceptance import (AcceptanceRule, ExactRule, accept_top1, accept_top_beta, accept_top_k, make_acceptance,
                          with_min_block)
-from .drafters import Drafter, InputCopyDrafter, NoDrafter, available_drafters, make_drafter, register_drafter
+from .drafters import (DRAFTERS, Drafter, InputCopyDrafter, NoDrafter, available_drafters, make_drafter,
+                       register_drafter)
 from .fairseq_baseline import BaselineResult, FairseqGenerator
+from .interfaces import BatchedVerifierProtocol, GeneratorProtocol, VerifierProtocol
 from .load import LoadedModel, load_model
-from .loop import (DecodeResult, DecodeState, compute_max_len, decode_corpus, draft_verify_accept,
-                   greedy_decode)
+from .loop import compute_max_len, draft_verify_accept, greedy_decode
+from .state import DecodeResult, DecodeState
 from .stats import DecodeStats
 from .verifier import Verifier, VerifierOutput, resolve_device_dtype
 
 __all__ = [
     "Verifier", "VerifierOutput", "resolve_device_dtype",
-    "draft_verify_accept", "greedy_decode", "decode_corpus", "compute_max_len", "DecodeState", "DecodeResult",
-    "Drafter", "NoDrafter", "InputCopyDrafter", "make_drafter", "register_drafter", "available_drafters",
+    "VerifierProtocol", "BatchedVerifierProtocol", "GeneratorProtocol",
+    "draft_verify_accept", "greedy_decode", "compute_max_len", "DecodeState", "DecodeResult",
+    "Drafter", "NoDrafter", "InputCopyDrafter", "DRAFTERS", "make_drafter", "register_drafter", "available_drafters",
     "AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
     "make_acceptance", "DecodeStats",
     "FairseqGenerator", "BaselineResult", "LoadedModel", "load_model",

@@ -9,9 +9,12 @@ Every rule is an :class:`AcceptanceRule`, a callable ``rule(draft, top1, log_pro
   ``None`` when the rule declares ``needs_log_probs = False``.
 
 It returns ``a`` in ``[0, k]``: ``draft[:a]`` are accepted and the loop appends the verifier's token
-``top1[a]`` at the bifurcation (so every iteration adds at least one token). The loop itself calls
+``top1[a]`` at the bifurcation (so every iteration adds at least one token). The batch-1 loop calls
 :meth:`AcceptanceRule.accept_from_hidden`, which decides how many verifier rows to project to the vocabulary:
-all of them by default, only those up to the first mismatch for the exact rule.
+all of them by default, only those up to the first mismatch for the exact rule; the batched loop calls
+:meth:`AcceptanceRule.accept_batch` on a whole batched pass (one projection for all rows by default; the exact rule
+projects the undecided rows together, chunk by chunk, or takes each row's tokens from the fast verifier's fused
+projection exactly as at batch 1).
 
 Rules:
 
@@ -39,11 +42,13 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
-__all__ = ["AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
-           "make_acceptance", "leading_true", "check_int"]
+__all__ = ["AcceptanceRule", "Decision", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k",
+           "with_min_block", "make_acceptance", "leading_true", "check_int"]
 
 # project(start, end) -> the verifier's masked log-probabilities of rows start .. end - 1, [end - start, V]
 Projection = Callable[[int, int], Tensor]
+# what a rule decides on one verifier pass: (a, top1, log_probs), see AcceptanceRule.accept_from_hidden
+Decision = Tuple[int, List[int], Optional[Tensor]]
 
 
 def leading_true(ok: Iterable[bool]) -> int:
@@ -77,7 +82,7 @@ class AcceptanceRule:
     def __call__(self, draft: Sequence[int], top1: Sequence[int], log_probs: Optional[Tensor] = None) -> int:
         raise NotImplementedError
 
-    def accept_from_hidden(self, draft: List[int], project: Projection) -> Tuple[int, List[int], Optional[Tensor]]:
+    def accept_from_hidden(self, draft: List[int], project: Projection) -> Decision:
         """Decide on one verifier pass of ``len(draft) + 1`` rows: ``(a, top1, log_probs)``.
 
         ``top1`` covers at least rows ``0 .. a``; ``log_probs`` every row, or None when the rule does not need them.
@@ -88,6 +93,13 @@ class AcceptanceRule:
         if not self.needs_log_probs:
             lp = None
         return (self(draft, top1, lp) if draft else 0), top1, lp
+
+    def accept_batch(self, drafts: List[List[int]], project) -> List[Decision]:
+        """Decide every row of one batched verifier pass: row ``b`` verified ``drafts[b]``. ``project`` is a
+        :class:`~fastdec.engine.projection.BatchedMaskedLogProbs`. This default projects the whole pass once and
+        decides each row by :meth:`accept_from_hidden` on its rows."""
+        rows = project.log_probs([len(d) + 1 for d in drafts])
+        return [self.accept_from_hidden(d, lambda s, e, lp=lp: lp[s:e]) for d, lp in zip(drafts, rows)]
 
 
 _LAZY_FIRST_CHUNK = 8
@@ -137,6 +149,29 @@ class ExactRule(AcceptanceRule):
                 return k, top1, None
             start, size = end, size * 2
 
+    def accept_batch(self, drafts, project):
+        """Every row decided as :meth:`accept_from_hidden` decides it. On the fast backend (``project.fused``) each
+        row's tokens come from the verifier's fused projection, row by row, exactly as at batch 1. Else the rows
+        still undecided are projected together, chunk by chunk on CPU (8, 16, 32 ... positions; one host transfer
+        per chunk), all positions at once on CUDA."""
+        if project.fused is not None:
+            return [self.accept_from_hidden(d, project.row(b)) for b, d in enumerate(drafts)]
+        top1: List[List[int]] = [[] for _ in drafts]
+        undecided = list(range(len(drafts)))
+        width = project.width
+        start, size = 0, (_LAZY_FIRST_CHUNK if project.lazy else width)
+        while undecided:
+            end = min(width, start + size)
+            still = []
+            for b, row in zip(undecided, project.top1(undecided, start, end)):
+                draft = drafts[b]
+                row = row[: len(draft) + 1 - start]
+                top1[b] += row
+                if end <= len(draft) and all(d == t for d, t in zip(draft[start:end], row)):
+                    still.append(b)
+            undecided, start, size = still, end, size * 2
+        return [(self(d, t), t, None) for d, t in zip(drafts, top1)]
+
 
 accept_top1 = ExactRule()
 
@@ -175,6 +210,11 @@ class _RankRule(AcceptanceRule):
         if not math.isinf(self.tau):
             ok &= (best - lp_d) <= self.tau
         return ok | (d == top1[:k])
+
+    def accept_batch(self, drafts, project):
+        if self.exact_prefix:
+            return accept_top1.accept_batch(drafts, project)
+        return super().accept_batch(drafts, project)
 
     def accept_from_hidden(self, draft, project):
         if self.exact_prefix:

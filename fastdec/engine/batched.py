@@ -2,15 +2,16 @@
 
 The batch-1 loop (:mod:`fastdec.engine.loop`) is the reference; this module runs the same iteration for B rows:
 
-1. **draft**   -- every active row drafts from its own :class:`~fastdec.engine.loop.DecodeState` (the drafters of
+1. **draft**   -- every active row drafts from its own :class:`~fastdec.engine.state.DecodeState` (the drafters of
    the batch-1 loop, unchanged; :meth:`Drafter.propose_batch` lets a drafter serve all rows in one call);
 2. **verify**  -- ONE decoder pass over ``[o_j] + draft`` of every row, right-padded to the longest
    (``[B, n]``); row ``b``'s tokens sit at positions ``len_b .. len_b + n - 1`` of its own cache, so its
    attention mask admits keys ``t <= len_b + i`` only (padding tokens and stale cache entries of earlier rejected
    drafts are never seen by a real token). On CPU the linear layers of the pass run on the real tokens alone
    (``pack``): there a pass costs its arithmetic, and padding a short draft to the longest would cost it too;
-3. **accept**  -- each row accepts its own prefix ``a_b`` with the batch-1 acceptance rules and appends the
-   verifier's token at its bifurcation;
+3. **accept**  -- the batch-1 acceptance rule decides every row's own prefix ``a_b``
+   (:meth:`~fastdec.engine.acceptance.AcceptanceRule.accept_batch`); each row appends the verifier's token at its
+   bifurcation by the batch-1 loop's own step (:func:`~fastdec.engine.state.advance`);
 4. **roll back** -- row ``b``'s cache length becomes ``j_b + 1 + a_b``: an integer per row; entries beyond it are
    overwritten by the row's next pass.
 
@@ -42,17 +43,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .acceptance import AcceptanceRule, accept_top1, leading_true
+from .acceptance import AcceptanceRule, accept_top1
 from .drafters import Drafter, check_same_device
-from .loop import (DecodeResult, DecodeState, compute_max_len, constrain_steps, draft_verify_accept, truncate_draft,
-                   vocab_log_probs)
+from .interfaces import BatchedVerifierProtocol
+from .loop import compute_max_len, draft_verify_accept, truncate_draft
+from .projection import BatchedMaskedLogProbs
+from .state import DecodeResult, DecodeState, advance
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
-__all__ = ["BatchedVerifier", "decode_batch", "decode_batched", "check_batch_size", "check_batchable", "encode_batch",
-           "bidirectional_pass"]
-
-_LAZY_FIRST_CHUNK = 8
+__all__ = ["BatchedVerifier", "batched_verifier", "decode_batch", "decode_batched", "check_batch_size",
+           "check_batchable", "encode_batch", "bidirectional_pass"]
 
 
 def check_batch_size(batch_size) -> int:
@@ -229,57 +230,21 @@ class BatchedVerifier:
         return hidden
 
 
-def _exact_top1(ver: Verifier, hidden: Tensor, drafts: List[List[int]], steps: List[int], max_lens: List[int],
-                unk_penalty: float, lazy: bool) -> List[List[int]]:
-    """The verifier's masked argmax of every row, up to its first mismatch with its draft (at least row 0).
+def batched_verifier(verifier, pack: Optional[bool] = None):
+    """The batched verifier :func:`decode_batched` drives over ``verifier``: a
+    :class:`~fastdec.engine.fast_batched.FastBatchedVerifier` for a
+    :class:`~fastdec.engine.fast_verifier.FastVerifier` (the C passes), else a :class:`BatchedVerifier` (``pack`` as
+    its own)."""
+    from .fast_batched import FastBatchedVerifier
+    from .fast_verifier import FastVerifier
 
-    Projects the rows of all undecided sentences chunk by chunk (8, 16, 32 ... positions; one host transfer per
-    chunk) on CPU, everything in one chunk on CUDA -- like the batch-1 exact rule."""
-    eos = ver.eos
-    fused = getattr(ver, "masked_top1", None)
-    if fused is not None:  # the fast backend: its fused projection + masked argmax per row, the batch-1 rule's
-        return [_fused_top1(fused, hidden[b], drafts[b], steps[b], max_lens[b], unk_penalty, lazy)
-                for b in range(len(drafts))]
-    top1: List[List[int]] = [[] for _ in drafts]
-    open_rows = list(range(len(drafts)))
-    start, size = 0, (_LAZY_FIRST_CHUNK if lazy else hidden.size(1))
-    while open_rows:
-        end = min(hidden.size(1), start + size)
-        idx = open_rows if len(open_rows) == hidden.size(0) else torch.tensor(open_rows, device=hidden.device)
-        h = hidden[:, start:end] if isinstance(idx, list) else hidden.index_select(0, idx)[:, start:end]
-        lp = vocab_log_probs(ver, h, unk_penalty)
-        for r, b in enumerate(open_rows):
-            constrain_steps(lp[r], steps[b] + start, max_lens[b], eos)
-        best = lp.argmax(dim=-1).tolist()
-        still = []
-        for r, b in enumerate(open_rows):
-            k = len(drafts[b])
-            row = best[r][: k + 1 - start]
-            top1[b] += row
-            if leading_true(d == t for d, t in zip(drafts[b][start:end], row)) == min(end, k) - start and end <= k:
-                still.append(b)
-        open_rows, start, size = still, end, size * 2
-    return top1
+    check_batchable(verifier)
+    if isinstance(verifier, FastVerifier):
+        return FastBatchedVerifier(verifier)
+    return BatchedVerifier(verifier, pack=pack)
 
 
-def _fused_top1(fused, hidden: Tensor, draft: List[int], step: int, max_len: int, unk_penalty: float,
-                lazy: bool) -> List[int]:
-    """One row's tokens by a verifier's ``masked_top1`` (``hidden``: the row's features ``[n, C]``), up to the first
-    mismatch with ``draft`` (at least row 0), chunk by chunk like the batch-1 exact rule when ``lazy``."""
-    k = len(draft)
-    if not lazy:
-        return fused(hidden[: k + 1], step, max_len, unk_penalty)
-    top1: List[int] = []
-    start, size = 0, _LAZY_FIRST_CHUNK
-    while True:
-        end = min(k + 1, start + size)
-        top1 += fused(hidden[start:end], step + start, max_len, unk_penalty)
-        if end == k + 1 or any(draft[i] != top1[i] for i in range(start, end)):
-            return top1
-        start, size = end, size * 2
-
-
-def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
+def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], drafter: Optional[Drafter] = None,
                  accept: AcceptanceRule = accept_top1, *, max_len_a: float = 0.0, max_len_b: int = 200,
                  max_draft_len: Optional[int] = None, unk_penalty: float = 0.0, sync_timing: bool = True,
                  method: str = "", ids: Optional[Sequence[int]] = None, policy=None) -> List[DecodeResult]:
@@ -302,8 +267,7 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
     B = len(sources)
     batch = DecodeStats(method=method or accept.name, device=str(dev))
     stats = [DecodeStats(id=i, method=batch.method, src_len=s.numel(), device=str(dev)) for i, s in zip(ids, sources)]
-    exact = accept.exact_prefix and accept.min_block_size == 1
-    lazy = dev.type == "cpu"
+    rows = BatchedMaskedLogProbs(ver, unk_penalty)
     if policy is not None:
         policy.prepare(ver, B)
     reset_peak_memory(dev)
@@ -350,38 +314,13 @@ def decode_batch(bver: BatchedVerifier, sources: Sequence[Tensor], drafter: Opti
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
                                   dtype=torch.long)
             hidden = bver.forward(tokens, [len(d) + 1 for d in drafts])
-            ml = [st.max_len for st in act]
-            if exact:
-                top1s = _exact_top1(ver, hidden, drafts, js, ml, unk_penalty, lazy)
-                decided = [(leading_true(d == t for d, t in zip(dr, t1)), t1, None) for dr, t1 in zip(drafts, top1s)]
-            else:
-                lp_all = vocab_log_probs(ver, hidden, unk_penalty)
-                decided = []
-                for r, dr in enumerate(drafts):
-                    lp = constrain_steps(lp_all[r, : len(dr) + 1], js[r], ml[r], eos)
-                    decided.append(accept.accept_from_hidden(dr, lambda s, e, lp=lp: lp[s:e]))
+            decided = accept.accept_batch(drafts, rows.of(hidden, js, [st.max_len for st in act]))
             keep = []
-            for r, (st, dr, (a, top1, lp)) in enumerate(zip(act, drafts, decided)):
-                k = len(dr)
-                if a < 0 or a > k:
-                    raise RuntimeError(f"acceptance rule returned {a} for a draft of {k} tokens")
-                new = dr[:a] + [top1[a]]
-                finished = False
-                for i, t in enumerate(new):
-                    if t == eos:
-                        new, finished = new[: i + 1], True
-                        break
-                st.prefix.extend(new)
-                bver.lengths[r] = js[r] + 1 + a  # this row's rollback
-                st.iteration += 1
-                st.hidden, st.last_row = hidden[r, : k + 1], a
-                st.last_log_probs = None if lp is None else lp[a]
-                st.last_drafted, st.last_accepted = k, a
-                s = stats[active[r]]
-                s.drafted.append(k)
-                s.accepted.append(a)
+            for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
+                _, cache_length, finished = advance(st, stats[active[r]], dr, decision, hidden[r, : len(dr) + 1])
+                bver.lengths[r] = cache_length  # this row's rollback
                 if policy is not None:
-                    policy.observe(st, k, a)
+                    policy.observe(st, st.last_drafted, st.last_accepted)
                 if not finished:
                     keep.append(r)
             if len(keep) < len(active):
@@ -414,8 +353,6 @@ def decode_batched(verifier: Verifier, sources: Sequence, drafter: Optional[Draf
     sources = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sources]
     order = sorted(range(len(sources)), key=lambda i: -sources[i].numel()) if sort_by_length else \
         list(range(len(sources)))
-    from .fast_batched import batched_verifier  # a FastVerifier's rows batched in C, else BatchedVerifier
-
     bver = batched_verifier(verifier, pack=pack)
     results: List[Optional[DecodeResult]] = [None] * len(sources)
     for i in range(0, len(order), batch_size):

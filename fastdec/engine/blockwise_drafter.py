@@ -24,7 +24,7 @@ with the prediction substep of iteration ``n + 1`` and decoding takes ``m/k + 1`
 case instead of ``2m/k`` (the first call has no hidden state yet: it is a plain greedy step that produces
 ``o_1`` and the first proposals). With exact acceptance the output equals greedy decoding with p_1.
 
-Usage (after ``import fastdec.engine.blockwise_drafter``, which registers the drafter as ``blockwise``)::
+Usage (the drafter is named ``blockwise`` in :data:`fastdec.engine.drafters.DRAFTERS`)::
 
     fastdec bench --checkpoint bw.pt ... --methods greedy,blockwise:k=4,blockwise:k=4:topk=2:min_block=2
 
@@ -52,13 +52,13 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .acceptance import check_int
-from .drafters import Drafter, register_drafter
+from .drafters import Drafter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .acceptance import AcceptanceRule
-    from .loop import DecodeState
+    from .state import DecodeState
 
-__all__ = ["BlockwiseDrafter", "blockwise_head_of", "check_blockwise_settings"]
+__all__ = ["BlockwiseDrafter", "blockwise_head_of", "check_blockwise_settings", "blockwise_factory"]
 
 
 def check_blockwise_settings(block_size, topk=1, min_block_size=1) -> tuple[int, int, int]:
@@ -199,7 +199,7 @@ def _quantize(w1, b1, w2, b2, out_w, out_b):
     return tuple(q)
 
 
-def _blockwise_factory(block_size: Optional[int] = None, mask_pad: bool = True, head_precision: str = "float",
+def blockwise_factory(block_size: Optional[int] = None, mask_pad: bool = True, head_precision: str = "float",
                        context: Optional[dict] = None):
     ctx = context or {}
     verifier = ctx.get("verifier")
@@ -208,6 +208,3 @@ def _blockwise_factory(block_size: Optional[int] = None, mask_pad: bool = True, 
     if model is None:
         raise ValueError("the blockwise drafter needs the loaded model (context 'verifier' or 'loaded')")
     return BlockwiseDrafter(model, block_size=block_size, mask_pad=bool(mask_pad), head_precision=head_precision)
-
-
-register_drafter("blockwise", _blockwise_factory, "blockwise-parallel", "bpd")

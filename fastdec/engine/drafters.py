@@ -11,24 +11,27 @@ prefix ``state.prefix = [BOS, o_1 .. o_j]``. The loop truncates the draft to ``s
 tokens, at its first EOS (kept) and at its first padding token (dropped); an empty draft means a
 plain greedy step. Drafters keep per-sentence state in ``state.extra`` (reset every sentence) and
 charge the time of their own sub-modules with ``state.charge(name, seconds)``. See
-:class:`fastdec.engine.loop.DecodeState` for what the state exposes (source tokens, prefix, encoder
+:class:`fastdec.engine.state.DecodeState` for what the state exposes (source tokens, prefix, encoder
 output, last verifier hidden states).
 
 Provided here: :class:`NoDrafter` (greedy decoding) and :class:`InputCopyDrafter` (Input-guided
-Aggressive Decoding, IAD, Algorithm 1 of Ge et al.). Other drafters (GAD's NAT drafter, Blockwise heads)
-register themselves with :func:`register_drafter` so that ``make_drafter(name, ...)`` and the CLIs can
-build them by name.
+Aggressive Decoding, IAD, Algorithm 1 of Ge et al.). :data:`DRAFTERS` names every drafter the CLIs build by name
+(``make_drafter(name, ...)``) and where its factory lives (``"module:factory"``); a module is imported only when
+one of its drafters is built, so importing the engine does not import fairseq. :func:`register_drafter` adds
+further factories at run time.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .acceptance import AcceptanceRule
-    from .loop import DecodeState
+    from .state import DecodeState
 
-__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "register_drafter", "make_drafter", "available_drafters",
-           "check_same_device"]
+__all__ = ["Drafter", "NoDrafter", "InputCopyDrafter", "DRAFTERS", "register_drafter", "make_drafter",
+           "drafter_factory", "available_drafters", "check_same_device"]
 
 
 class Drafter:
@@ -144,27 +147,49 @@ def check_same_device(drafter: Optional[Drafter], device) -> None:
                          f"on {b}; load both on one device (fastdec bench --device, config key device)")
 
 
-_REGISTRY: Dict[str, Callable[..., object]] = {}
+# name -> "module:factory" (``factory(**kwargs) -> drafter``); aliases map to the same factory
+DRAFTERS: Dict[str, str] = {
+    "greedy": "fastdec.engine.drafters:greedy_factory",
+    "none": "fastdec.engine.drafters:greedy_factory",
+    "iad": "fastdec.engine.drafters:iad_factory",
+    "input-copy": "fastdec.engine.drafters:iad_factory",
+    "gad": "fastdec.engine.nat_drafter:gad_factory",
+    "nat-drafter": "fastdec.engine.nat_drafter:gad_factory",
+    "blockwise": "fastdec.engine.blockwise_drafter:blockwise_factory",
+    "blockwise-parallel": "fastdec.engine.blockwise_drafter:blockwise_factory",
+    "bpd": "fastdec.engine.blockwise_drafter:blockwise_factory",
+}
+_REGISTERED: Dict[str, Callable[..., object]] = {}  # run-time additions (register_drafter)
 
 
 def register_drafter(name: str, factory: Callable[..., object], *aliases: str) -> None:
-    """Register ``factory(**kwargs) -> drafter`` under ``name`` (and aliases) for :func:`make_drafter`.
+    """Register ``factory(**kwargs) -> drafter`` under ``name`` (and aliases) for :func:`make_drafter`, beside
+    :data:`DRAFTERS` (a name in both builds by this factory).
 
     If the factory takes a ``context`` parameter (or ``**kwargs``), :func:`make_drafter` passes the
     runtime context dict: ``loaded`` (:class:`~fastdec.engine.load.LoadedModel` of the verifier, may be
     None), ``verifier``, ``device``, ``dtype``.
     """
     for key in (name, *aliases):
-        _REGISTRY[key.lower()] = factory
+        _REGISTERED[key.lower()] = factory
 
 
 def available_drafters() -> List[str]:
-    return sorted(_REGISTRY)
+    return sorted(set(DRAFTERS) | set(_REGISTERED))
+
+
+def drafter_factory(name: str) -> Callable[..., object]:
+    """The factory :func:`make_drafter` calls for ``name`` (its module imported now); ``ValueError`` when unknown."""
+    key = (name or "").lower()
+    if key in _REGISTERED:
+        return _REGISTERED[key]
+    if key not in DRAFTERS:
+        raise ValueError(f"unknown drafter {name!r}; available: {', '.join(available_drafters())}")
+    module, attr = DRAFTERS[key].split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def _accepts_context(factory) -> bool:
-    import inspect
-
     try:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):  # pragma: no cover - builtins
@@ -173,14 +198,11 @@ def _accepts_context(factory) -> bool:
 
 
 def make_drafter(name: str, context: Optional[dict] = None, **kwargs):
-    """Build a registered drafter by name (``greedy``/``none``, ``iad``/``input-copy``, ...).
+    """Build a drafter by name (``greedy``/``none``, ``iad``/``input-copy``, ``gad``, ``blockwise``, ...).
 
     Unknown names and bad keyword arguments raise ``ValueError``.
     """
-    key = (name or "").lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"unknown drafter {name!r}; available: {', '.join(available_drafters())}")
-    factory = _REGISTRY[key]
+    factory = drafter_factory(name)
     if _accepts_context(factory):
         kwargs["context"] = context
     try:
@@ -189,13 +211,9 @@ def make_drafter(name: str, context: Optional[dict] = None, **kwargs):
         raise ValueError(f"bad arguments for drafter {name!r}: {exc}") from None
 
 
-def _greedy_factory():
+def greedy_factory():
     return NoDrafter()
 
 
-def _iad_factory(max_ngram: int = 3, min_ngram: int = 1):
+def iad_factory(max_ngram: int = 3, min_ngram: int = 1):
     return InputCopyDrafter(max_ngram=int(max_ngram), min_ngram=int(min_ngram))
-
-
-register_drafter("greedy", _greedy_factory, "none")
-register_drafter("iad", _iad_factory, "input-copy")

@@ -27,7 +27,7 @@ from torch import Tensor
 
 from .fast_verifier import FastVerifier, c_layout_cache
 
-__all__ = ["FastBatchedVerifier", "batched_verifier"]
+__all__ = ["FastBatchedVerifier"]
 
 
 class _Row:
@@ -151,15 +151,3 @@ class FastBatchedVerifier:
         hidden = torch.zeros(B, n, E, dtype=self.dtype)
         hidden[real] = packed
         return hidden
-
-
-def batched_verifier(verifier, pack: Optional[bool] = None):
-    """The batched verifier :func:`~fastdec.engine.batched.decode_batched` drives over ``verifier``: a
-    :class:`FastBatchedVerifier` for a :class:`FastVerifier` (the C passes), else the PyTorch
-    :class:`~fastdec.engine.batched.BatchedVerifier` (``pack`` as its own)."""
-    from .batched import BatchedVerifier, check_batchable
-
-    check_batchable(verifier)
-    if isinstance(verifier, FastVerifier):
-        return FastBatchedVerifier(verifier)
-    return BatchedVerifier(verifier, pack=pack)

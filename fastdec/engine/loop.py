@@ -12,6 +12,8 @@ EOS used as BOS, exactly like fairseq):
    "bonus" token after a fully accepted draft), so every iteration adds at least one token;
 4. the KV cache is rolled back to ``j + a + 1`` positions (``o_0 .. o_{j+a}``).
 
+Appending, stopping at EOS and the rollback length are :func:`fastdec.engine.state.advance`, the batched loop's too.
+
 Greedy decoding is this loop with :class:`~fastdec.engine.drafters.NoDrafter` (``k = 0``).
 
 Termination and masking follow fairseq's ``SequenceGenerator`` with ``beam=1`` so that greedy
@@ -32,19 +34,21 @@ draft or produced by the verifier).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Callable, List, Optional
 
 import torch
 from torch import Tensor
 
 from .acceptance import AcceptanceRule, accept_top1
 from .drafters import Drafter, check_same_device
+from .interfaces import VerifierProtocol
+from .projection import MaskedLogProbs, constrain_steps, vocab_log_probs
+from .state import DecodeResult, DecodeState, advance
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
-from .verifier import Verifier
 
-__all__ = ["DecodeState", "DecodeResult", "draft_verify_accept", "decode_corpus", "compute_max_len",
-           "greedy_decode", "MaskedLogProbs", "truncate_draft", "vocab_log_probs", "constrain_steps"]
+# DecodeState, DecodeResult and the projection helpers live in .state and .projection; importable from here too
+__all__ = ["DecodeState", "DecodeResult", "draft_verify_accept", "compute_max_len", "greedy_decode",
+           "MaskedLogProbs", "truncate_draft", "vocab_log_probs", "constrain_steps"]
 
 
 def compute_max_len(src_len: int, max_len_a: float, max_len_b: int, max_decoder_positions: int) -> int:
@@ -56,85 +60,6 @@ def compute_max_len(src_len: int, max_len_a: float, max_len_b: int, max_decoder_
             f"(max_len_a={max_len_a}, max_len_b={max_len_b}, src_len={src_len}, "
             f"max_decoder_positions={max_decoder_positions})")
     return max_len
-
-
-@dataclass
-class DecodeState:
-    """What a drafter sees. Attributes are read-only for drafters except ``extra``.
-
-    * ``src_tokens`` -- 1-D LongTensor of the source (incl. trailing EOS) on the verifier's device;
-      ``src_list`` the same as a Python list.
-    * ``prefix`` -- accepted target prefix ``[BOS(=EOS), o_1 .. o_j]`` (Python list).
-    * ``encoder_out`` -- the verifier's fairseq encoder output dict (``encoder_out``: ``[S, 1, C]``).
-    * ``hidden`` -- final decoder features ``[n, C]`` of the last verifier pass (``None`` before the
-      first); ``last_row`` is the row that predicted the newest token, so ``last_hidden`` (=
-      ``hidden[last_row]``) is the feature vector of position ``j - 1`` -- the one a Blockwise
-      head reads to propose ``o_{j+1} ..``. ``last_log_probs`` is the masked log-prob row that
-      produced ``o_j`` when the acceptance rule needed log-probs (else ``None``).
-    * ``max_draft`` -- drafts longer than this are truncated by the loop.
-    * ``iteration``, ``last_drafted``, ``last_accepted`` -- bookkeeping of the previous iteration.
-    * ``extra`` -- a free dict for drafter-private per-sentence state.
-    * ``time_modules`` -- the sentence's ``DecodeStats.time_modules``; drafters add to it with :meth:`charge`.
-    * ``sync_timing`` -- the loop synchronises CUDA around its module timings; drafters timing their own parts
-      follow it (off: no host sync for timing at all).
-    """
-
-    src_tokens: Tensor
-    src_list: List[int]
-    prefix: List[int]
-    encoder_out: Dict[str, List[Tensor]]
-    eos: int
-    pad: int
-    unk: int
-    vocab_size: int
-    max_len: int
-    max_draft: int = 0
-    iteration: int = 0
-    hidden: Optional[Tensor] = None
-    last_row: int = 0
-    last_log_probs: Optional[Tensor] = None
-    last_drafted: int = 0
-    last_accepted: int = 0
-    extra: Dict[str, Any] = field(default_factory=dict)
-    time_modules: Dict[str, float] = field(default_factory=dict)
-    sync_timing: bool = True
-
-    def charge(self, module: str, seconds: float) -> None:
-        """Add ``seconds`` to the time of sub-module ``module`` (e.g. ``drafter_encoder``) of this sentence."""
-        self.time_modules[module] = self.time_modules.get(module, 0.0) + seconds
-
-    @property
-    def bos(self) -> int:
-        return self.prefix[0]
-
-    @property
-    def output(self) -> List[int]:
-        """The accepted output tokens without the BOS."""
-        return self.prefix[1:]
-
-    @property
-    def num_generated(self) -> int:
-        return len(self.prefix) - 1
-
-    @property
-    def last_hidden(self) -> Optional[Tensor]:
-        return None if self.hidden is None else self.hidden[self.last_row]
-
-
-@dataclass
-class DecodeResult:
-    tokens: List[int]  # o_1 .. o_m, ending with EOS
-    stats: DecodeStats
-
-    eos: int = 2
-
-    @property
-    def tokens_no_eos(self) -> List[int]:
-        t = self.tokens
-        return t[:-1] if t and t[-1] == self.eos else t
-
-
-_NEG_INF = float("-inf")
 
 
 def truncate_draft(draft, max_draft: int, eos: int, pad: int, vocab_size: int) -> List[int]:
@@ -153,71 +78,12 @@ def truncate_draft(draft, max_draft: int, eos: int, pad: int, vocab_size: int) -
     return draft
 
 
-class MaskedLogProbs:
-    """``rows(start, end)``: log-probabilities ``[end - start, V]`` of rows ``start .. end - 1`` of the verifier pass
-    given to :meth:`of` (fed at position ``j``: row ``i`` predicts ``o_{j+1+i}``) under fairseq's beam-1 constraints:
-    no padding, an optional unknown-word penalty, no EOS as the first token (min_len 1), only EOS from step ``max_len``
-    on. Rows are projected to the vocabulary only when asked for; built once per sentence (no per-pass closure)."""
-
-    __slots__ = ("verifier", "max_len", "unk_penalty", "hidden", "j", "lazy")
-
-    def __init__(self, verifier: Verifier, max_len: int, unk_penalty: float = 0.0):
-        self.verifier, self.max_len, self.unk_penalty = verifier, max_len, unk_penalty
-        # exact acceptance projects chunk by chunk on CPU; on CUDA a host sync per chunk costs more than the rows
-        self.lazy = verifier.device.type == "cpu"
-        self.hidden: Optional[Tensor] = None
-        self.j = 0
-
-    def of(self, hidden: Tensor, j: int) -> "MaskedLogProbs":
-        self.hidden, self.j = hidden, j
-        return self
-
-    def __call__(self, start: int, end: int) -> Tensor:
-        hidden = self.hidden
-        lp = vocab_log_probs(self.verifier, hidden if start == 0 and end == hidden.size(0) else hidden[start:end],
-                             self.unk_penalty)
-        return constrain_steps(lp, self.j + start, self.max_len, self.verifier.eos)
-
-    def top1(self, start: int, end: int) -> List[int]:
-        """The verifier's tokens of rows ``start .. end - 1``: the argmax of :meth:`__call__`'s rows, or the
-        verifier's own fused projection + masked argmax when it has one (the fast verifier's ``masked_top1``)."""
-        fused = getattr(self.verifier, "masked_top1", None)
-        if fused is not None:
-            return fused(self.hidden[start:end], self.j + start, self.max_len, self.unk_penalty)
-        return self(start, end).argmax(dim=-1).tolist()
-
-
-def vocab_log_probs(verifier: Verifier, hidden: Tensor, unk_penalty: float = 0.0) -> Tensor:
-    """Log-probabilities ``[..., V]`` of final decoder features ``[..., C]``: never padding, ``unk_penalty``
-    subtracted from UNK (fairseq's beam-1 constraints that do not depend on the step)."""
-    logits = verifier.output_layer(hidden)
-    if logits.dtype in (torch.float16, torch.bfloat16):  # fairseq upcasts half precision the same way
-        logits = logits.float()
-    lp = torch.log_softmax(logits, dim=-1)
-    lp[..., verifier.pad] = _NEG_INF
-    if unk_penalty:
-        lp[..., verifier.unk] -= unk_penalty
-    return lp
-
-
-def constrain_steps(lp: Tensor, step: int, max_len: int, eos: int) -> Tensor:
-    """In place on one sentence's rows ``lp`` ``[c, V]`` predicting output steps ``step .. step + c - 1``: no EOS
-    at step 0 (min_len 1), only EOS from step ``max_len`` on. Returns ``lp``."""
-    if step == 0:
-        lp[0, eos] = _NEG_INF
-    first = max(max_len - step, 0)  # first row (of these) whose step >= max_len
-    if first < lp.size(0):
-        lp[first:, :eos] = _NEG_INF
-        lp[first:, eos + 1:] = _NEG_INF
-    return lp
-
-
 # on_iteration(state, draft, accepted, appended): after each iteration, state already updated
 IterationHook = Callable[[DecodeState, List[int], int, List[int]], None]
 
 
 def draft_verify_accept(
-    verifier: Verifier,
+    verifier: VerifierProtocol,
     src_tokens,
     drafter: Optional[Drafter] = None,
     accept: AcceptanceRule = accept_top1,
@@ -277,7 +143,6 @@ def draft_verify_accept(
         prefix = state.prefix
         cap_draft = max_len if max_draft_len is None else int(max_draft_len)
         rows = MaskedLogProbs(verifier, max_len, unk_penalty)
-        drafted_log, accepted_log = stats.drafted, stats.accepted
         finished = False
         while not finished:
             j = len(prefix) - 1
@@ -300,31 +165,15 @@ def draft_verify_accept(
             k = len(draft)
             # ---------------- verify (one decoder pass) and accept; the rule projects the rows it needs
             out = verifier.forward(torch.tensor([prefix[-1]] + draft, dtype=torch.long), need_logits=False)
-            a, top1, lp = accept.accept_from_hidden(draft, rows.of(out.hidden, j))
-            if a < 0 or a > k:
-                raise RuntimeError(f"acceptance rule returned {a} for a draft of {k} tokens")
-            new = draft[:a]
-            new.append(top1[a])
-            for i, t in enumerate(new):
-                if t == eos:
-                    new = new[: i + 1]
-                    finished = True
-                    break
-            prefix.extend(new)
-            verifier.rollback(j + 1 + a)
-            state.iteration += 1
-            state.hidden = out.hidden
-            state.last_row = a
-            state.last_log_probs = None if lp is None else lp[a]
-            state.last_drafted, state.last_accepted = k, a
-            drafted_log.append(k)
-            accepted_log.append(a)
+            decision = accept.accept_from_hidden(draft, rows.of(out.hidden, j))
+            new, kept, finished = advance(state, stats, draft, decision, out.hidden)
+            verifier.rollback(kept)
             verify_s = timer.lap("verifier")
             if policy is not None:
-                policy.observe(state, k, a)
+                policy.observe(state, k, state.last_accepted)
                 policy.observe_pass(verify_s, (k,))
             if on_iteration is not None:
-                on_iteration(state, draft, a, new)
+                on_iteration(state, draft, state.last_accepted, new)
                 timer.lap("other")
         stats.iterations = state.iteration
         tokens = prefix[1:]
@@ -334,20 +183,7 @@ def draft_verify_accept(
     return DecodeResult(tokens=tokens, stats=stats, eos=eos)
 
 
-def greedy_decode(verifier: Verifier, src_tokens, **kwargs) -> DecodeResult:
+def greedy_decode(verifier: VerifierProtocol, src_tokens, **kwargs) -> DecodeResult:
     """Greedy decoding = the loop with an empty drafter."""
     return draft_verify_accept(verifier, src_tokens, None, accept_top1, method=kwargs.pop("method", "greedy"),
                                **kwargs)
-
-
-def decode_corpus(
-    verifier: Verifier,
-    sources: Iterable,
-    drafter_factory: Optional[Callable[[], Drafter]] = None,
-    accept: AcceptanceRule = accept_top1,
-    **kwargs,
-) -> List[DecodeResult]:
-    """Decode sentences one at a time (batch size 1); ``drafter_factory()`` builds the drafter once."""
-    drafter = drafter_factory() if drafter_factory is not None else None
-    return [draft_verify_accept(verifier, src, drafter, accept, sent_id=i, **kwargs)
-            for i, src in enumerate(sources)]

@@ -1,4 +1,4 @@
-"""GAD's NAT block drafter for the draft -> verify -> accept engine (registered as drafter ``gad``).
+"""GAD's NAT block drafter for the draft -> verify -> accept engine (the drafter named ``gad``).
 
 Generalized Aggressive Decoding (Xia et al. 2022, Sections 3-4; Ge et al. 2022, Section 3.2): at every iteration
 a non-autoregressive drafter proposes the next ``k`` tokens in ONE decoder pass, conditioned on the source and on
@@ -57,14 +57,15 @@ from typing import Any, Dict, List, Optional
 import torch
 from torch import Tensor
 
-from .drafters import Drafter, register_drafter
-from .loop import DecodeResult, DecodeState, truncate_draft
+from .drafters import Drafter
+from .loop import truncate_draft
+from .state import DecodeResult, DecodeState
 from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
 from .verifier import resolve_device_dtype
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["NATDrafter", "load_nat_drafter", "drafter_alone_decode", "check_block_size"]
+__all__ = ["NATDrafter", "load_nat_drafter", "drafter_alone_decode", "check_block_size", "gad_factory"]
 
 
 def check_block_size(k, max_target_positions: Optional[int]) -> int:
@@ -462,7 +463,7 @@ def load_nat_drafter(checkpoint, data_bin=None, *, k: Optional[int] = None, veri
     return drafter
 
 
-def _gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data_bin: Optional[str] = None,
+def gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data_bin: Optional[str] = None,
                  user_dir: Optional[str] = None, drafter_checkpoint: Optional[str] = None,
                  context: Optional[dict] = None):
     """``make_drafter("gad", checkpoint=..., k=..., data_bin=..., context=...)`` (``data_bin`` defaults to the
@@ -478,6 +479,3 @@ def _gad_factory(checkpoint: Optional[str] = None, k: Optional[int] = None, data
     return load_nat_drafter(checkpoint, data_bin, k=k, verifier=verifier,
                             verifier_dict=getattr(loaded, "tgt_dict", None),
                             device=context.get("device"), dtype=context.get("dtype"), user_dir=user_dir)
-
-
-register_drafter("gad", _gad_factory, "nat-drafter")

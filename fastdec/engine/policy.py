@@ -126,7 +126,8 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
 
     Drives the verifier itself (a dummy source; the cost does not depend on the token ids) and leaves no state the
     next decode reads: every sentence starts with ``verifier.start``."""
-    from .loop import MaskedLogProbs, draft_verify_accept
+    from .loop import draft_verify_accept
+    from .projection import MaskedLogProbs
 
     t_start = time.perf_counter()
     clock = _Clock(verifier.device)
@@ -159,8 +160,8 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
             return (res.stats.time - res.stats.time_encoder) / max(res.stats.iterations, 1)
         step = min(greedy() for _ in range(repeats))
     else:
-        from .batched import decode_batch, vocab_log_probs
-        from .fast_batched import batched_verifier
+        from .batched import batched_verifier, decode_batch
+        from .projection import vocab_log_probs
 
         bver = batched_verifier(verifier)
         sources = [src] * batch

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .loop import MaskedLogProbs, draft_verify_accept
+from .loop import draft_verify_accept
+from .projection import MaskedLogProbs
 
 __all__ = ["Iteration", "Trace", "trace"]
 

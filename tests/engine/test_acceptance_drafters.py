@@ -9,7 +9,7 @@ from helpers.properties import property_settings
 
 from fastdec.engine import (InputCopyDrafter, NoDrafter, accept_top1, accept_top_beta, accept_top_k,
                             make_acceptance, make_drafter, with_min_block)
-from fastdec.engine.drafters import available_drafters, register_drafter
+from fastdec.engine.drafters import DRAFTERS, available_drafters, drafter_factory, register_drafter
 from fastdec.engine.loop import DecodeState
 
 NEG = -math.inf
@@ -148,6 +148,14 @@ def test_make_acceptance_and_registry():
     register_drafter("spy-test", lambda context=None, **kw: seen.update(ctx=context, kw=kw) or NoDrafter())
     make_drafter("SPY-TEST", context={"x": 1}, a=2)
     assert seen == {"ctx": {"x": 1}, "kw": {"a": 2}}
+
+
+def test_every_named_drafter_resolves_to_its_factory():
+    assert {"greedy", "iad", "gad", "blockwise"} <= set(DRAFTERS)
+    for name, target in DRAFTERS.items():
+        module, attr = target.split(":")
+        factory = drafter_factory(name.upper())
+        assert callable(factory) and (factory.__module__, factory.__name__) == (module, attr), name
 
 
 def state(src, out, max_draft=100):

@@ -1,6 +1,7 @@
 """Batched draft -> verify -> accept with per-row rollback is lossless: at B in {1, 2, 7, 32}, with ragged source
 lengths, random drafts and early EOS, every row's output equals that sentence's own batch-1 greedy output (random
 fairseq Transformers, float64); relaxed rules give the same output as their batch-1 runs."""
+import functools
 import math
 
 import pytest
@@ -10,9 +11,11 @@ from hypothesis import strategies as st
 from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
-from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, greedy_decode
-from fastdec.engine.batched import BatchedVerifier, check_batch_size, decode_batch, decode_batched
+from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, greedy_decode, with_min_block
+from fastdec.engine.batched import BatchedVerifier, batched_verifier, check_batch_size, decode_batch, decode_batched
+from fastdec.engine.fast_verifier import FastVerifier
 from fastdec.engine.loop import draft_verify_accept
+from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
 
 SETTINGS = property_settings(1 / 2)
@@ -187,3 +190,70 @@ def test_packed_pass_equals_the_padded_pass(idx):
     for b, m in enumerate(n_valid):
         torch.testing.assert_close(h1[b, :m], h0[b, :m], rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(k1[:, b, :, : len1[b]], k0[:, b, :, : len0[b]], rtol=1e-12, atol=1e-12)
+
+
+@functools.lru_cache(maxsize=None)
+def fast_verifier(idx):
+    return FastVerifier(random_model(idx)[0])
+
+
+FAST_IDX = [i for i, c in enumerate(MODEL_CONFIGS) if "decoder_output_dim" not in c]  # the C pass: no project_out
+RULES = [accept_top1, accept_top_beta(1, 2.5), accept_top_beta(3, 1.0), accept_top_k(2), with_min_block(accept_top1, 3),
+         with_min_block(accept_top_k(2), 2)]
+
+
+def assert_rows_decided_as_at_batch_1(ver, rule, tokens, lengths, steps, max_lens, unk_penalty, corrupt):
+    """Feed ``tokens`` ``[B, n]`` (row b's first ``lengths[b]`` real) as one batched pass; row b drafts the verifier's
+    own tokens of its first ``lengths[b] - 1`` positions, ``corrupt[b]`` (position, token) replaced. ``rule`` must
+    decide every row of the pass as it decides that row alone."""
+    with torch.inference_mode():  # as in the loops (the verifier's weights may record autograd history)
+        bver = batched_verifier(ver)
+        bver.start([torch.tensor([5, 6, ver.eos])] * len(lengths))
+        hidden = bver.forward(tokens, lengths)
+        drafts = []
+        for b, m in enumerate(lengths):
+            rows = MaskedLogProbs(ver, max_lens[b], unk_penalty).of(hidden[b, :m], steps[b])
+            draft = rows(0, m).argmax(-1).tolist()[: m - 1]
+            if corrupt[b] is not None and corrupt[b][0] < len(draft):
+                draft[corrupt[b][0]] = corrupt[b][1]
+            drafts.append(draft)
+        batched = rule.accept_batch(drafts, BatchedMaskedLogProbs(ver, unk_penalty).of(hidden, steps, max_lens))
+        for b, (draft, (a, top1, _)) in enumerate(zip(drafts, batched)):
+            rows = MaskedLogProbs(ver, max_lens[b], unk_penalty).of(hidden[b, : len(draft) + 1], steps[b])
+            a1, top1_1, _ = rule.accept_from_hidden(draft, rows)
+            assert (a, top1[: a + 1]) == (a1, top1_1[: a1 + 1]), (b, len(draft), rule)
+
+
+@SETTINGS
+@given(data=st.data(), rule=st.sampled_from(RULES), fast=st.booleans())
+def test_a_rule_decides_each_row_of_a_batched_pass_as_at_batch_1(data, rule, fast):
+    """``rule.accept_batch`` on a batched pass (ragged rows, per-row steps and length limits, drafts the verifier's
+    own tokens, some with one replaced) decides every row as ``accept_from_hidden`` decides that row alone: the
+    batched loop and the batch-1 loop use one rule, on both backends."""
+    idx = data.draw(st.sampled_from(FAST_IDX if fast else range(len(MODEL_CONFIGS))))
+    _, d, ver = random_model(idx)
+    B = data.draw(st.integers(1, 4))
+    lengths = data.draw(st.lists(st.integers(1, 40), min_size=B, max_size=B))  # positions fed per row
+    n = max(lengths)
+    tokens = torch.tensor([data.draw(st.lists(st.integers(4, len(d) - 1), min_size=n, max_size=n)) for _ in range(B)])
+    steps = data.draw(st.lists(st.integers(0, 3), min_size=B, max_size=B))
+    max_lens = [s + data.draw(st.integers(1, 45)) for s in steps]
+    corrupt = [data.draw(st.none() | st.tuples(st.integers(0, 39), st.integers(4, len(d) - 1))) for _ in range(B)]
+    assert_rows_decided_as_at_batch_1(fast_verifier(idx) if fast else ver, rule, tokens, lengths, steps, max_lens,
+                                      data.draw(st.sampled_from([0.0, 1.5])), corrupt)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_every_draft_length_is_decided_as_at_batch_1(rule, fast):
+    """Every draft length from 0 to 40, accepted whole or cut at the exact rule's chunk edges (8, 24 on CPU), in one
+    batched pass."""
+    idx = FAST_IDX[-1]
+    _, d, ver = random_model(idx)
+    cut = [(m, i) for m in (9, 17, 25, 41) for i in (6, 7, 8, 15, 16, 23, 24) if i < m - 1]  # (fed, replaced)
+    lengths = list(range(1, 42)) + [m for m, _ in cut]
+    corrupt = [None] * 41 + [(i, 4) for _, i in cut]
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(4, len(d), (len(lengths), max(lengths)), generator=g)
+    assert_rows_decided_as_at_batch_1(fast_verifier(idx) if fast else ver, rule, tokens, lengths,
+                                      [0] * len(lengths), [60] * len(lengths), 0.0, corrupt)

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from conftest import MODEL_CONFIGS
 from fastdec.bench.methods import parse_method
 from fastdec.engine import InputCopyDrafter, Verifier, accept_top1, accept_top_beta, greedy_decode
-from fastdec.engine.batched import decode_batch, decode_batched
-from fastdec.engine.fast_batched import FastBatchedVerifier, batched_verifier
+from fastdec.engine.batched import batched_verifier, decode_batch, decode_batched
+from fastdec.engine.fast_batched import FastBatchedVerifier
 from fastdec.engine.fast_verifier import FastVerifier
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.profile import build_random_transformer
