@@ -20,19 +20,22 @@ per-row rollback, :mod:`fastdec.engine.batched`), ``backend`` (``torch``, the Py
 the verifier's passes in C, :mod:`fastdec.engine.fast_verifier`, at any batch size -- a batch's rows in one C pass,
 :mod:`fastdec.engine.fast_batched`; ``fast-int8``, the same with int8 linear layers; not for ``nat``, which has no
 verifier), ``beta``/``tau`` (GAD++ top-beta within a log-likelihood gap tau, Eq. 8-9), ``topk`` (Blockwise
-approximate top-k), ``min_block`` (Blockwise minimum block size), ``max_draft_len`` (cap on drafted tokens per
+approximate top-k), ``eps`` (Blockwise distance-based selection for ordinal tokens such as pixel intensities:
+a drafted token within ``eps`` of the verifier's token is accepted, Sec. 5.2), ``min_block`` (Blockwise minimum block
+size), ``max_draft_len`` (cap on drafted tokens per
 iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default; ``cost``: each iteration
 verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the drafter,
 :mod:`fastdec.engine.policy`; lossless all the same); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
 ``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``,
-``gad:k=10:beta=3:tau=1``, ``nat:k=10``, ``blockwise:k=8:topk=2:min_block=2:precision=int8``, ``iad:batch=8``,
+``gad:k=10:beta=3:tau=1``, ``nat:k=10``, ``blockwise:k=8:topk=2:min_block=2:precision=int8``,
+``blockwise:k=6:eps=2``, ``iad:batch=8``,
 ``iad:backend=fast:batch=8``.
 
 Every method has a canonical label (``fairseq-beam5``, ``fairseq-greedy``, ``ct2-beam5-int8``, ``iad``,
 ``iad-draft16``, ``iad-fast``, ``iad-fast-cost``, ``gad-k10``, ``gad-k10-top3-tau1``, ``nat-k10``,
-``blockwise-k8-top2-min2-int8``, ``iad-bs8``, ``iad-fast-bs8``): the
+``blockwise-k8-top2-min2-int8``, ``blockwise-k6-eps2``, ``iad-bs8``, ``iad-fast-bs8``): the
 row name in every results file and table, and the file name of its hypotheses.
 """
 from __future__ import annotations
@@ -48,7 +51,7 @@ __all__ = ["Method", "parse_method", "parse_methods", "parse_key_values", "ENGIN
 ENGINE_DRAFTERS = {"greedy": None, "iad": "iad", "gad": "gad", "blockwise": "blockwise"}
 _NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
 CT2_COMPUTE = ("float32", "int8")
-_RULE_KEYS = ("beta", "tau", "topk", "min_block", "max_draft_len")
+_RULE_KEYS = ("beta", "tau", "topk", "eps", "min_block", "max_draft_len")
 BACKENDS = ("torch", "fast", "fast-int8")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
 POLICIES = ("fixed", "cost")  # draft-length policies (fastdec.engine.policy.POLICIES)
 
@@ -72,6 +75,7 @@ class Method:
     beta: int = 1
     tau: float = 0.0
     topk: int = 1
+    eps: int = 0                               # Blockwise distance-based selection (0: exact)
     min_block: int = 1
     max_draft_len: Optional[int] = None
     precision: Optional[str] = None            # blockwise proposal heads; ct2: its compute type
@@ -92,7 +96,7 @@ class Method:
     @property
     def exact(self) -> bool:
         """Lossless by construction: the output must equal the engine's greedy output."""
-        return self.kind == "engine" and self.beta == 1 and self.topk == 1 and self.min_block == 1
+        return self.kind == "engine" and self.beta == 1 and self.topk == 1 and self.eps == 0 and self.min_block == 1
 
     @property
     def label(self) -> str:
@@ -107,6 +111,8 @@ class Method:
             s += f"-top{self.beta}-tau{self.tau:g}"
         if self.topk > 1:
             s += f"-top{self.topk}"
+        if self.eps > 0:
+            s += f"-eps{self.eps}"
         if self.min_block > 1:
             s += f"-min{self.min_block}"
         if self.precision:
@@ -125,7 +131,7 @@ class Method:
         keys = {"beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch": self.batch_size if self.batch_size > 1 else None, "k": self.k,
                 "beta": self.beta if self.beta > 1 else None, "tau": self.tau if self.beta > 1 else None,
-                "topk": self.topk if self.topk > 1 else None,
+                "topk": self.topk if self.topk > 1 else None, "eps": self.eps if self.eps > 0 else None,
                 "min_block": self.min_block if self.min_block > 1 else None,
                 "max_draft_len": self.max_draft_len, "precision": self.precision if self.name != "ct2" else None,
                 "compute": self.precision if self.name == "ct2" else None,
@@ -139,7 +145,7 @@ class Method:
         """The settings a table reads (every column of the results schema that describes the method)."""
         return {"method": self.name, "beam": self.beam if self.name in ("fairseq", "ct2") else None,
                 "batch_size": self.batch_size, "k": self.k, "beta": self.beta, "tau": self.tau, "topk": self.topk,
-                "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
+                "eps": self.eps, "min_block": self.min_block, "max_draft_len": self.max_draft_len, "precision": self.precision,
                 "backend": self.backend if self.kind == "engine" else None,
                 "policy": self.policy if self.kind == "engine" else None, "exact": self.exact}
 
@@ -220,8 +226,9 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         if math.isnan(tau) or math.isinf(tau) or tau < 0:
             raise ValueError(f"tau must be a finite number >= 0, got {rule['tau']!r}")
         topk = _int("topk", rule.get("topk", 1), 1)
-        if beta > 1 and topk > 1:
-            raise ValueError("beta (GAD++) and topk (Blockwise) are two acceptance rules: give one")
+        eps = _int("eps", rule.get("eps", 0), 0)
+        if sum((beta > 1, topk > 1, eps > 0)) > 1:
+            raise ValueError("beta (GAD++), topk and eps (Blockwise) are different acceptance rules: give one")
         min_block = _int("min_block", rule.get("min_block", 1), 1)
         if k is not None and min_block > k:
             raise ValueError(f"min_block {min_block} must not exceed the block size k = {k}")
@@ -230,7 +237,7 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
                              "one of them")
         cap = rule.get("max_draft_len")
         args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
-        return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, min_block=min_block,
+        return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, eps=eps, min_block=min_block,
                       max_draft_len=None if cap is None else _int("max_draft_len", cap, 1), precision=precision,
                       backend=backend, policy=policy, drafter_args=args, custom_label=label)
     except (ValueError, TypeError) as exc:

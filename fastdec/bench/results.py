@@ -37,8 +37,8 @@ from .methods import Method, parse_method
 __all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = [
-    "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "min_block", "max_draft_len", "precision",
-    "backend", "backend_ran", "policy", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
+    "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "eps", "min_block", "max_draft_len",
+    "precision", "backend", "backend_ran", "policy", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
     "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",

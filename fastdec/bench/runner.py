@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from fastdec.engine.acceptance import make_acceptance
+from fastdec.engine.acceptance import make_acceptance, ordinal_values
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.drafters import make_drafter
 from fastdec.engine.fairseq_baseline import FairseqGenerator
@@ -55,7 +55,14 @@ class Context:
         return self._backends[backend]
 
 
-def acceptance_rule(m: Method):
+def acceptance_rule(m: Method, symbols=None):
+    """The method's acceptance rule; ``symbols`` (the verifier's target dictionary) gives the tokens' values for the
+    distance-based rule (``eps``)."""
+    if m.eps > 0:
+        if symbols is None:
+            raise ValueError(f"{m.label}: eps needs the verifier's dictionary")
+        return make_acceptance("distance", epsilon=m.eps, values=ordinal_values(symbols),
+                               min_block_size=m.min_block)
     if m.beta > 1:
         return make_acceptance("top-beta", beta=m.beta, tau=m.tau, min_block_size=m.min_block)
     if m.topk > 1:
@@ -135,7 +142,7 @@ class _Systems:
                 return Record.from_result(m.label, i, drafter_alone_decode(drafter, src, max_len,
                                                                            sync_timing=c.sync_timing))
             return drafter_one
-        rule = acceptance_rule(m)
+        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols)
         kw = dict(max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                   sync_timing=c.sync_timing, method=m.label)
 
@@ -160,7 +167,7 @@ class _Systems:
         if m.kind != "engine":
             raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
         drafter = self.drafter(m) if m.drafter else None
-        rule = acceptance_rule(m)
+        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols)
         policy = draft_policy(m)
         verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
 

@@ -102,7 +102,7 @@ def trace_table(checkpoint: str, data_bin: str, input: str, method: str, *, sent
     ctx = Context(loaded, Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype), max_len_a, max_len_b)
     verifier = ctx.verifier_of(m.backend)
     drafter = _Systems(ctx).drafter(m)
-    rule, policy = acceptance_rule(m), draft_policy(m)
+    rule, policy = acceptance_rule(m, loaded.tgt_dict.symbols), draft_policy(m)
     if policy is not None:  # acceptance counts of a running decode: up to 20 other sentences first
         for i in [i for i in range(len(lines)) if i != sentence][:20]:
             draft_verify_accept(verifier, loaded.encode(lines[i]), drafter, rule, max_len_a=max_len_a,

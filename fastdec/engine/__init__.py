@@ -8,12 +8,13 @@ Public API (see docs/ARCHITECTURE.md and each module's docstring):
 * drafters: :class:`Drafter` (base class), :class:`NoDrafter`, :class:`InputCopyDrafter` (IAD),
   :func:`make_drafter` (by name, from :data:`DRAFTERS`), :func:`register_drafter`.
 * acceptance rules: :class:`AcceptanceRule` (base class), :data:`accept_top1`, :class:`accept_top_beta` (GAD++),
-  :class:`accept_top_k`, :class:`with_min_block`, :func:`make_acceptance`.
+  :class:`accept_top_k`, :class:`accept_within_distance` (Blockwise, ordinal outputs), :class:`with_min_block`,
+  :func:`make_acceptance`.
 * :class:`DecodeStats` (corpus summaries: :mod:`fastdec.bench.results`).
 * :class:`FairseqGenerator` -- fairseq's SequenceGenerator baseline; :func:`load_model`.
 """
-from .acceptance import (AcceptanceRule, ExactRule, accept_top1, accept_top_beta, accept_top_k, make_acceptance,
-                         with_min_block)
+from .acceptance import (AcceptanceRule, ExactRule, accept_top1, accept_top_beta, accept_top_k, accept_within_distance,
+                         make_acceptance, ordinal_values, with_min_block)
 from .drafters import (DRAFTERS, Drafter, InputCopyDrafter, NoDrafter, available_drafters, make_drafter,
                        register_drafter)
 from .fairseq_baseline import BaselineResult, FairseqGenerator
@@ -29,7 +30,8 @@ __all__ = [
     "VerifierProtocol", "BatchedVerifierProtocol", "GeneratorProtocol",
     "draft_verify_accept", "greedy_decode", "compute_max_len", "DecodeState", "DecodeResult",
     "Drafter", "NoDrafter", "InputCopyDrafter", "DRAFTERS", "make_drafter", "register_drafter", "available_drafters",
-    "AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "with_min_block",
+    "AcceptanceRule", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k", "accept_within_distance", "ordinal_values",
+    "with_min_block",
     "make_acceptance", "DecodeStats",
     "FairseqGenerator", "BaselineResult", "LoadedModel", "load_model",
 ]

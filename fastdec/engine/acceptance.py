@@ -26,6 +26,9 @@ Rules:
   is accepted, i.e. identical to :data:`accept_top1` even under exact ties.
 * :class:`accept_top_k` -- Blockwise approximate top-k selection (Stern et al. 2018, Sec. 5.1):
   ``draft[i]`` within the verifier's top-k (``k = 1`` == exact).
+* :class:`accept_within_distance` -- Blockwise distance-based selection (Sec. 5.2) for ordinal outputs such as pixel
+  intensities: ``draft[i]`` is accepted when ``|value(draft[i]) - value(top1[i])| <= ε`` (tokens without a value,
+  e.g. EOS, only when equal). ``ε = 0`` == exact.
 * :class:`with_min_block` -- Blockwise minimum block size (Sec. 5.3): at least ``ℓ`` tokens are added
   per iteration (``ℓ - 1`` draft tokens are force-accepted when available and allowed: a token the
   verifier's mask forbids, e.g. EOS at the first step or a non-EOS at the maximum length, is never
@@ -43,7 +46,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["AcceptanceRule", "Decision", "ExactRule", "accept_top1", "accept_top_beta", "accept_top_k",
-           "with_min_block", "make_acceptance", "leading_true", "check_int"]
+           "accept_within_distance", "ordinal_values", "with_min_block", "make_acceptance", "leading_true", "check_int"]
 
 # project(start, end) -> the verifier's masked log-probabilities of rows start .. end - 1, [end - start, V]
 Projection = Callable[[int, int], Tensor]
@@ -176,7 +179,17 @@ class ExactRule(AcceptanceRule):
 accept_top1 = ExactRule()
 
 
-class _RankRule(AcceptanceRule):
+class _RelaxedRule(AcceptanceRule):
+    """A relaxed rule whose exact setting (``exact_prefix``) accepts exactly what :data:`accept_top1` accepts: there it
+    takes the exact rule's lazy paths."""
+
+    def accept_batch(self, drafts, project):
+        if self.exact_prefix:
+            return accept_top1.accept_batch(drafts, project)
+        return super().accept_batch(drafts, project)
+
+
+class _RankRule(_RelaxedRule):
     """Shared machinery of the top-β/τ and top-k rules (vectorised over the draft, one host sync).
 
     Rank 1 accepts only the verifier's own token: exactly :data:`accept_top1`, whose lazy path it then uses.
@@ -211,10 +224,6 @@ class _RankRule(AcceptanceRule):
             ok &= (best - lp_d) <= self.tau
         return ok | (d == top1[:k])
 
-    def accept_batch(self, drafts, project):
-        if self.exact_prefix:
-            return accept_top1.accept_batch(drafts, project)
-        return super().accept_batch(drafts, project)
 
     def accept_from_hidden(self, draft, project):
         if self.exact_prefix:
@@ -264,6 +273,55 @@ class accept_top_k(_RankRule):
         return f"accept_top_k(k={self.k})"
 
 
+def ordinal_values(symbols: Sequence[str]) -> List[Optional[int]]:
+    """Each symbol's ordinal value for :class:`accept_within_distance`: the integer it spells (``"0"`` .. ``"255"``
+    for pixel intensities), else None (special symbols, words)."""
+    values: List[Optional[int]] = []
+    for sym in symbols:
+        try:
+            values.append(int(sym))
+        except (TypeError, ValueError):
+            values.append(None)
+    return values
+
+
+class accept_within_distance(_RelaxedRule):
+    """Blockwise distance-based selection (Stern et al. 2018, Sec. 5.2): a drafted token is accepted when its value is
+    within ``epsilon`` of the value of the verifier's own token, ``d(u, v) = |u - v|`` (the paper: intensities of one
+    colour channel, ε = 2). ``values[id]`` is token ``id``'s value, or None for a token without one (EOS, padding),
+    which is accepted only when it is the verifier's token. Only the verifier's tokens decide (no log-probabilities),
+    so a token its constraints forbid (EOS at the first step, a non-EOS at the maximum length) is never accepted in
+    place of the forced one. ``epsilon = 0`` accepts exactly what :data:`accept_top1` accepts."""
+
+    needs_log_probs = False
+
+    def __init__(self, epsilon: int, values: Sequence[Optional[int]]):
+        self.epsilon = check_int("epsilon", epsilon, 0)
+        self.values = list(values)
+        self.exact_prefix = self.epsilon == 0
+        self.name = f"eps{self.epsilon}"
+
+    def _close(self, d: int, t: int) -> bool:
+        if d == t:
+            return True
+        vd = self.values[d] if 0 <= d < len(self.values) else None
+        vt = self.values[t] if 0 <= t < len(self.values) else None
+        return vd is not None and vt is not None and abs(vd - vt) <= self.epsilon
+
+    def __call__(self, draft, top1, log_probs=None) -> int:
+        return leading_true(self._close(d, t) for d, t in zip(draft, top1))
+
+    def accept_from_hidden(self, draft, project):
+        if self.exact_prefix:
+            return accept_top1.accept_from_hidden(draft, project)
+        top1 = _top1_of(project)(0, len(draft) + 1)
+        return self(draft, top1), top1, None
+
+
+    def __repr__(self) -> str:
+        return f"accept_within_distance(epsilon={self.epsilon})"
+
+
 class with_min_block(AcceptanceRule):
     """Wrap ``rule`` so that at least ``min_block_size`` tokens are added per iteration.
 
@@ -295,9 +353,11 @@ class with_min_block(AcceptanceRule):
         return f"with_min_block({self.rule!r}, {self.min_block_size})"
 
 
-def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: int = 1,
-                    min_block_size: int = 1) -> AcceptanceRule:
-    """Build a rule by name: ``top1`` | ``top-beta`` (GAD++) | ``top-k`` (Blockwise approximate)."""
+def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: int = 1, epsilon: int = 0,
+                    values: Optional[Sequence[Optional[int]]] = None, min_block_size: int = 1) -> AcceptanceRule:
+    """Build a rule by name: ``top1`` | ``top-beta`` (GAD++) | ``top-k`` (Blockwise approximate) | ``distance``
+    (Blockwise distance-based selection within ``epsilon``; ``values``: each token id's value, see
+    :func:`ordinal_values`)."""
     key = name.lower().replace("_", "-")
     if key in ("top1", "exact"):
         rule = accept_top1
@@ -305,7 +365,11 @@ def make_acceptance(name: str = "top1", *, beta: int = 1, tau: float = 0.0, k: i
         rule = accept_top_beta(beta, tau)
     elif key in ("top-k", "topk"):
         rule = accept_top_k(k)
+    elif key in ("distance", "eps"):
+        if values is None:
+            raise ValueError("the distance rule needs the tokens' values (ordinal_values of the dictionary)")
+        rule = accept_within_distance(epsilon, values)
     else:
-        raise ValueError(f"unknown acceptance rule {name!r}; choose top1, top-beta or top-k")
+        raise ValueError(f"unknown acceptance rule {name!r}; choose top1, top-beta, top-k or distance")
     min_block_size = check_int("min_block_size", min_block_size, 1)
     return with_min_block(rule, min_block_size) if min_block_size > 1 else rule

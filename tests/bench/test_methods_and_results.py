@@ -15,6 +15,7 @@ from fastdec.bench.results import SUMMARY_COLUMNS, Record, read_run, summarize, 
     ("nat:k=10", "nat-k10"), ("blockwise:k=8:topk=2:min_block=2:precision=int8", "blockwise-k8-top2-min2-int8"),
     ("iad:label=mine", "mine"), ("iad:batch=8", "iad-bs8"), ("gad:k=10:beta=3:tau=1:batch=4", "gad-k10-top3-tau1-bs4"),
     ("greedy:batch=32", "greedy-bs32"), ("blockwise:k=4:batch=2", "blockwise-k4-bs2"), ("greedy:batch=1", "greedy"),
+    ("blockwise:k=6:eps=2", "blockwise-k6-eps2"), ("blockwise:k=6:eps=0", "blockwise-k6"),
 ])
 def test_labels_and_round_trip(text, label):
     m = parse_method(text)
@@ -26,6 +27,7 @@ def test_exactness_and_drafter_args():
     assert parse_method("gad:k=10").exact and parse_method("blockwise:k=4").exact and parse_method("iad").exact
     assert not parse_method("gad:k=10:beta=3").exact and not parse_method("blockwise:k=4:min_block=2").exact
     assert not parse_method("fairseq:beam=1").exact and not parse_method("nat:k=4").exact
+    assert not parse_method("blockwise:k=4:eps=2").exact and parse_method("blockwise:k=4:eps=0").exact
     m = parse_method("gad:k=5:checkpoint=a.pt", drafter_args={"checkpoint": "default.pt", "data_bin": "d"})
     assert m.drafter_args == {"checkpoint": "a.pt", "data_bin": "d"}
     assert parse_method("gad:k=10:tau=2").beta == 3  # tau alone means GAD++ with the paper's default beta
@@ -35,7 +37,7 @@ def test_exactness_and_drafter_args():
     ("beam", "unknown method"), ("fairseq:beam=0", "beam"), ("fairseq:k=3", "only beam and batch"),
     ("gad", "needs a block size"), ("gad:k=0", "k must be"), ("gad:k=4:tau=-1", "tau"),
     ("greedy:k=3", "greedy takes no"), ("nat:k=4:beta=3", "no acceptance"), ("blockwise:k=4:min_block=5", "min_block"),
-    ("gad:k=4:beta=2:topk=2", "give one"), ("nat:k=4:batch=2", "no batch option"), ("iad:batch=0", "batch"),
+    ("gad:k=4:beta=2:topk=2", "give one"), ("blockwise:k=4:topk=2:eps=2", "give one"), ("blockwise:k=4:eps=-1", "eps"), ("nat:k=4:batch=2", "no batch option"), ("iad:batch=0", "batch"),
     ("greedy:batch=two", "batch"), ("blockwise:k=4:precision=fp8", "precision"), ("iad:beta", "KEY=VALUE"),
 ])
 def test_bad_methods_name_the_problem(text, words):

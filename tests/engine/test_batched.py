@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from helpers.properties import property_settings
 
 from conftest import MODEL_CONFIGS, random_model
-from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, greedy_decode, with_min_block
+from fastdec.engine import (InputCopyDrafter, accept_top1, accept_top_beta, accept_top_k, accept_within_distance,
+                            greedy_decode, with_min_block)
 from fastdec.engine.batched import BatchedVerifier, batched_verifier, check_batch_size, decode_batch, decode_batched
 from fastdec.engine.fast_verifier import FastVerifier
 from fastdec.engine.loop import draft_verify_accept
@@ -199,7 +200,8 @@ def fast_verifier(idx):
 
 FAST_IDX = [i for i, c in enumerate(MODEL_CONFIGS) if "decoder_output_dim" not in c]  # the C pass: no project_out
 RULES = [accept_top1, accept_top_beta(1, 2.5), accept_top_beta(3, 1.0), accept_top_k(2), with_min_block(accept_top1, 3),
-         with_min_block(accept_top_k(2), 2)]
+         with_min_block(accept_top_k(2), 2), accept_within_distance(0, [None] * 4 + list(range(200))),
+         accept_within_distance(3, [None] * 4 + list(range(200)))]
 
 
 def assert_rows_decided_as_at_batch_1(ver, rule, tokens, lengths, steps, max_lens, unk_penalty, corrupt):
