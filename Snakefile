@@ -34,19 +34,10 @@ if MT_CHAIN:
     include: "workflow/rules/evaluate.smk"
 
 
-if TRACKS["gec_iad"]:
+# Each switched-on track's own rules (fastdec/tracks/<track>/rules.smk; the tracks: fastdec/tracks/registry.py).
+for track_rules in P.rule_files:
 
-    include: "workflow/rules/gec.smk"
-
-
-if TRACKS["gad"]:
-
-    include: "workflow/rules/gad.smk"
-
-
-if TRACKS["students"]:
-
-    include: "workflow/rules/students.smk"
+    include: track_rules
 
 
 # Every track's benchmark runs and tables: one bench rule and one table rule (runs and tables: fastdec/tracks/).

@@ -20,8 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     from fastdec.bench import cli as bench
     from fastdec.bench import convert, gpu_pack, gpu_record, gpu_suite, trace
     from fastdec.engine import selfcheck
-    from fastdec.report import cli as report
-    from fastdec.tracks import cli as tables
+    from fastdec.workflow import report_cli as report
+    from fastdec.workflow import tables_cli as tables
 
     ap = argparse.ArgumentParser(prog="fastdec", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)

@@ -3,7 +3,7 @@
 
 Picks --n examples among the first --pool sentences (preferring ones where GAD++ differs from greedy and that take
 2-6 iterations) unless --ids are given, and writes, per example: SOURCE, GREEDY, then for GAD and GAD++ the draft
-(D) and verification (V) of every iteration and the RESULT (notation: fastdec/gad/case_study.py).
+(D) and verification (V) of every iteration and the RESULT (notation: fastdec/tracks/gad/case_study.py).
 """
 import argparse
 
@@ -38,7 +38,7 @@ def main():
     from fastdec.engine.loop import draft_verify_accept, greedy_decode
     from fastdec.engine.nat_drafter import load_nat_drafter
     from fastdec.engine.verifier import Verifier
-    from fastdec.gad.case_study import case_study_rows, select_examples, trace
+    from fastdec.tracks.gad.case_study import case_study_rows, select_examples, trace
 
     torch.set_num_threads(a.threads)
     gadpp = accept_top_beta(a.beta, a.tau)  # validates beta >= 1, tau >= 0

@@ -13,7 +13,7 @@ def main():
     ap.add_argument("--output", required=True)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    from fastdec.gad.init_drafter import build_init_checkpoint
+    from fastdec.tracks.gad.init_drafter import build_init_checkpoint
 
     print(json.dumps(build_init_checkpoint(a.verifier, a.dict, a.output, seed=a.seed), indent=2), flush=True)
 

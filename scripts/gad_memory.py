@@ -41,7 +41,7 @@ def child(a):
     from fastdec.bench.runner import Context, method_decoder
     from fastdec.engine.load import load_model
     from fastdec.engine.verifier import Verifier
-    from fastdec.gad.memory import child_result
+    from fastdec.tracks.gad.memory import child_result
     from fastdec.text import read_lines
 
     torch.set_num_threads(a.threads)
@@ -77,8 +77,8 @@ def main(argv=None):
     if not a.methods or not a.output:
         raise ValueError("--methods and --output are required")
     from fastdec.bench.methods import parse_key_values, parse_methods
-    from fastdec.gad.memory import measure_all
-    from fastdec.gad.tables import paper_en_de_only, table8_memory
+    from fastdec.tracks.gad.memory import measure_all
+    from fastdec.tracks.gad.tables import paper_en_de_only, table8_memory
 
     methods = parse_methods(a.methods, drafter_args=parse_key_values(a.drafter_arg))
     base = [sys.executable, os.path.abspath(__file__), "--checkpoint", a.checkpoint, "--data-bin", a.data_bin,

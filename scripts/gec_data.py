@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""GEC track data steps (logic in fastdec/gec/data.py).
+"""GEC track data steps (logic in fastdec/tracks/gec/data.py).
 
   gec_data.py select --full DIR --out DIR [--subset-train N] [--subset-valid N] [--subset-test N] [--max-words N]
                      [--tokenisation word|char]
@@ -9,7 +9,7 @@
       BEA-2019 restricted M2 corpora -> full/ (train pairs from every annotator, valid = CoNLL-2013,
       test = CoNLL-2014); a missing licence-restricted file stops with the config key to set.
   gec_data.py wikilarge|nlpcc18 --spec JSON --archive NAME=PATH ... --out DIR
-      Ge et al. Table 4's corpora -> full/ (fastdec/gec/corpora.py); --spec is the config's gec.data.<source>.
+      Ge et al. Table 4's corpora -> full/ (fastdec/tracks/gec/corpora.py); --spec is the config's gec.data.<source>.
   gec_data.py head --n N --pair IN OUT ... [--m2 IN OUT]
       first N lines / M2 blocks (the benchmark set).
 """
@@ -54,7 +54,7 @@ def main():
     h.add_argument("--pair", nargs=2, action="append", default=[], metavar=("IN", "OUT"))
     h.add_argument("--m2", nargs=2, metavar=("IN", "OUT"))
     a = ap.parse_args()
-    from fastdec.gec import data
+    from fastdec.tracks.gec import data
 
     if a.cmd == "select":
         subset = {"train": a.subset_train, "valid": a.subset_valid, "test": a.subset_test}
@@ -73,7 +73,7 @@ def main():
                                         text(spec["test"], "gec.data.bea19.test"), a.out)
         print(json.dumps(stats), flush=True)
     elif a.cmd in ("wikilarge", "nlpcc18"):
-        from fastdec.gec import corpora
+        from fastdec.tracks.gec import corpora
 
         prepare = corpora.prepare_wikilarge if a.cmd == "wikilarge" else corpora.prepare_nlpcc18
         print(json.dumps(prepare(json.loads(a.spec), _kv(a.archive, "--archive"), a.out), ensure_ascii=False),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Synthetic GEC pretraining data (gec.pretrain): split the clean text into shards, build confusion sets, noise one
-shard. Steps in fastdec/gec/pretrain_data.py, the noise in fastdec/gec/synthetic.py."""
+shard. Steps in fastdec/tracks/gec/pretrain_data.py, the noise in fastdec/tracks/gec/synthetic.py."""
 import argparse
 import json
 
@@ -39,7 +39,7 @@ def main():
     n.add_argument("--max-words", type=int, default=0)
     n.add_argument("--tokenize", action="store_true")
     a = ap.parse_args()
-    from fastdec.gec import pretrain_data as pd
+    from fastdec.tracks.gec import pretrain_data as pd
 
     if a.cmd == "split":
         stats = pd.split_clean(a.file, a.out, a.sentences or None, a.valid_sentences, a.shards)

@@ -50,7 +50,7 @@ def load_config(paths, dtype=None) -> dict:
 
 
 def key_items(config: dict, R: str) -> dict:
-    from fastdec.tracks import table_items
+    from fastdec.workflow.experiments import table_items
 
     return {path: item for path, item in table_items(config, R).items() if item.name in KEY_TABLES}
 
@@ -69,7 +69,7 @@ def _row(summary, label: str):
 def headline(config: dict, R: str) -> str:
     """The figures of the row: read from the benchmark runs that exist (a missing run is skipped, not guessed)."""
     from fastdec.bench.results import read_run
-    from fastdec.tracks import bench_runs
+    from fastdec.tracks.registry import bench_runs
 
     parts = []
     for run_dir in bench_runs(config, R):

@@ -16,8 +16,8 @@ def main():
     ap.add_argument("--html", help="the HTML report")
     ap.add_argument("--results", help="results/<experiment>: writes report/items.json there")
     a = ap.parse_args()
-    from fastdec.report.html import build_html, write_items
-    from fastdec.report.markdown import build_report
+    from fastdec.claims.report import build_html, build_report
+    from fastdec.report.html import write_items
 
     out = Path(a.output)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ Usage: prepare_uagec.py --out DIR [--valid-size 1000] [--seed 1] [--layer gec-on
 
 Writes DIR/{train,valid}.{src,tgt}, DIR/test.src, DIR/test.ref0, DIR/test.ref1, DIR/test.m2 and
 DIR/stats.json (counts).  Tokenisation, M2 construction and the split are described in
-fastdec/gec/uagec.py.
+fastdec/tracks/gec/uagec.py.
 """
 import argparse
 import json
@@ -22,7 +22,7 @@ def main():
     ap.add_argument("--layer", default="gec-only", choices=["gec-only", "gec-fluency"],
                     help="ua-gec annotation layer")
     a = ap.parse_args()
-    from fastdec.gec.uagec import prepare_uagec
+    from fastdec.tracks.gec.uagec import prepare_uagec
 
     stats = prepare_uagec(a.out, valid_size=a.valid_size, seed=a.seed, layer=a.layer)
     brief = {k: v for k, v in stats.items() if k != "valid_doc_ids"}

@@ -6,23 +6,23 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
-from fastdec.report import coverage as C
-from fastdec.report.markdown import build_report
-from fastdec.tracks import table_items
+from fastdec.claims import coverage as C
+from fastdec.claims.report import build_report
+from fastdec.workflow.experiments import table_items
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def default_outputs() -> set:
     """Every table/figure path (relative to results/<exp>) the default config writes: the tracks' table items and
-    the track-specific report rules (REPORT_ITEMS of workflow/rules/*.smk)."""
+    the track-specific report rules (REPORT_ITEMS of fastdec/tracks/*/rules.smk)."""
     cfg = yaml.safe_load((REPO / "config/config.yaml").read_text())
     validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
     for section in ("gec", "blockwise"):
         if section in cfg:
-            validate(cfg[section], str(REPO / f"workflow/schemas/{section}.schema.yaml"))
+            validate(cfg[section], str(REPO / f"fastdec/tracks/{section}/schema.yaml"))
     items = set(table_items(cfg, "R"))
-    gad_rules = (REPO / "workflow/rules/gad.smk").read_text()
+    gad_rules = (REPO / "fastdec/tracks/gad/rules.smk").read_text()
     extra = set(re.findall(r'f"\{G\}/(tables/[\w.]+)"', gad_rules.split("REPORT_ITEMS.extend")[1]))
     assert extra, "gad.smk's REPORT_ITEMS not found"
     return items | {f"gad/{p}" for p in extra if cfg["tracks"]["gad"]}

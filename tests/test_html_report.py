@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fastdec.report.html import build_html, counterpart, read_items, with_deltas, write_items
+from fastdec.claims.report import build_html
+from fastdec.report.html import counterpart, read_items, with_deltas, write_items
 
 REPO = Path(__file__).resolve().parents[1]
 

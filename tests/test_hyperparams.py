@@ -7,12 +7,16 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from fastdec.report import hyperparams as H
-from fastdec.tracks import gad, gec
+from fastdec.tracks import hyperparams as H
+from fastdec.tracks.gad import hyperparams as GH
+from fastdec.tracks.gad import outputs as gad
+from fastdec.tracks.gec import hyperparams as EH
+from fastdec.tracks.gec import outputs as gec
 from fastdec.workflow.plan import check_config
 
 REPO = H.REPO
 OK = {H.SAME, H.IN_RANGE}
+DEVIATIONS = {**GH.DEVIATIONS, **EH.DEVIATIONS}
 
 
 def load(name: str) -> dict:
@@ -24,7 +28,7 @@ def load(name: str) -> dict:
 
 def assert_matches_paper(df: pd.DataFrame) -> None:
     off = df[~df["match"].isin(OK) & (df["hyperparameter"] != "(paper only)")]
-    unexplained = off[[(m, h) not in H.DEVIATIONS for m, h in zip(off["model"], off["hyperparameter"])]]
+    unexplained = off[[(m, h) not in DEVIATIONS for m, h in zip(off["model"], off["hyperparameter"])]]
     assert unexplained.empty, f"differs from the paper without a reason:\n{unexplained.to_string()}"
     assert (off["note"] != "").all()
 
@@ -36,7 +40,7 @@ def test_paper_scale_gad_configs_follow_table10(name, tmp_path):
     gad.make_table("gad_table10_hyperparameters", cfg, str(tmp_path), str(out))
     df = pd.read_csv(out, keep_default_na=False)
     assert set(df["model"]) == {"verifier", "drafter"}
-    assert len(df) == sum(len(v) for v in H.GAD_TABLE10.values())
+    assert len(df) == sum(len(v) for v in GH.GAD_TABLE10.values())
     assert_matches_paper(df)
 
 
@@ -53,13 +57,13 @@ def test_synthetic_pretraining_follows_table11_pretrain_and_fine_tune(tmp_path):
     cfg = load("gec_bea19")
     cfg["gec"]["pretrain"]["enabled"] = True   # config/variants/gec_synthetic.yaml: also gec.model.lr 3e-4
     cfg["gec"]["model"]["lr"] = 0.0003
-    df = H.gec_table11(cfg)
+    df = EH.gec_table11(cfg)
     assert_matches_paper(df)
     rows = df.set_index(["model", "hyperparameter"])
     assert rows.loc[("pretrain", "max epochs"), "ours"] == "10" and rows.loc[("fine-tune", "max epochs"), "ours"] == "60"
     assert rows.loc[("pretrain", "warmup updates"), "match"] == rows.loc[("fine-tune", "Adam lr"), "match"] == "same"
     cfg["gec"]["pretrain"]["model"]["warmup_updates"] = 4000
-    assert H.gec_table11(cfg).set_index(["model", "hyperparameter"]).loc[("pretrain", "warmup updates"),
+    assert EH.gec_table11(cfg).set_index(["model", "hyperparameter"]).loc[("pretrain", "warmup updates"),
                                                                          "match"] == H.DIFFERS
 
 
@@ -70,7 +74,7 @@ def test_a_changed_setting_shows_as_a_difference():
     bad["gad"]["train"]["lr"] = 0.001
     del bad["train"]["verifier"]["extra_args"]["max-source-positions"]  # falls back to the arch default (1024)
     bad["train"]["verifier"]["gpus"] = 4
-    df = H.gad_table10(bad).set_index(["model", "hyperparameter"])
+    df = GH.gad_table10(bad).set_index(["model", "hyperparameter"])
     assert df.loc[("drafter", "Adam lr"), "match"] == H.DIFFERS
     assert df.loc[("verifier", "max source positions"), "ours"] == "1024"
     assert df.loc[("verifier", "tokens per update (devices x max tokens x update frequency)"), "match"] == H.DIFFERS
@@ -79,11 +83,11 @@ def test_a_changed_setting_shows_as_a_difference():
 
 def test_demo_table_shows_the_demo_settings():
     cfg = load("config")
-    df = H.gad_table10(cfg).set_index(["model", "hyperparameter"])
+    df = GH.gad_table10(cfg).set_index(["model", "hyperparameter"])
     assert df.loc[("verifier", "max tokens (per GPU)"), "ours"] == str(cfg["train"]["verifier"]["max_tokens"])
     assert float(df.loc[("drafter", "Adam lr"), "ours"]) == cfg["gad"]["train"]["lr"]
     assert df.loc[("drafter", "devices (GPUs)"), "ours"] == "0"
-    t11 = H.gec_table11(cfg).set_index(["model", "hyperparameter"])
+    t11 = EH.gec_table11(cfg).set_index(["model", "hyperparameter"])
     assert t11.loc[("model", "model architecture"), "ours"] == "3+3 layers, 128/512, 4 heads"
     assert t11.loc[("model", "model architecture"), "match"] == H.DIFFERS
 

@@ -1,10 +1,10 @@
-"""The papers' orderings checked on a run's tables (fastdec.report.orderings): each check holds on tables that
+"""The papers' orderings checked on a run's tables (fastdec.claims.orderings): each check holds on tables that
 show the ordering and fails on tables that break it."""
 from types import SimpleNamespace
 
 import pandas as pd
 
-from fastdec.report import orderings as O
+from fastdec.claims import orderings as O
 
 
 def gad_table2(pp, gad, speed):

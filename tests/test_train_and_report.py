@@ -3,8 +3,8 @@ import json
 import pandas as pd
 
 from fastdec.fairseq_generate import parse_generate_output
-from fastdec.report.markdown import build_report
-from fastdec.report.tables import at_table
+from fastdec.claims.report import build_report
+from fastdec.tracks.mt.tables import at_table
 from fastdec.train import _set_aside_stale_checkpoints, fairseq_train_command, flag_args, run_fingerprint
 
 

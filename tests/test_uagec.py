@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fastdec.eval import m2
-from fastdec.gec import uagec
-from fastdec.gec.uagec import DocPairs, normalize_line, split_by_document
+from fastdec.tracks.gec import uagec
+from fastdec.tracks.gec.uagec import DocPairs, normalize_line, split_by_document
 
 pytest.importorskip("ua_gec")
 REPO = Path(__file__).resolve().parents[1]

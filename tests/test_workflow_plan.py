@@ -9,8 +9,9 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from fastdec.tracks.gec.plan import GecPlan
+from fastdec.tracks.specs import alternatives
 from fastdec.workflow import Plan, check_config
-from fastdec.workflow.models import alternatives
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,7 +78,8 @@ def test_bpe_binarise_and_fetch_per_dataset():
     assert set(wmt.datasets) == {""} and set(wmt.downloads) == {"downloads"}
     assert wmt.fetch_url(W(store="downloads", archive="dev.tgz")).endswith("/dev.tgz")
     bea = plan("gec_bea19.yaml")
-    assert set(bea.datasets) == {"gec/"} and sorted(bea.downloads["gec_downloads"]) == bea.gec.archives
+    archives = GecPlan(bea.config["gec"], bea.R, bea.config["device"]).archives
+    assert set(bea.datasets) == {"gec/"} and sorted(bea.downloads["gec_downloads"]) == archives
 
 
 def test_cross_field_checks_name_the_key():
@@ -99,7 +101,7 @@ def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
     import pytest
     from snakemake.utils import validate
 
-    from fastdec.tracks import bench_runs
+    from fastdec.tracks.registry import bench_runs
     from fastdec.workflow.plan import check_config
 
     def load(name):

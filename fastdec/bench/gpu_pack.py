@@ -81,7 +81,7 @@ def plan_sections(config: dict, results: str) -> Dict[str, dict]:
     """The models each GPU section decodes, from the tracks' own benchmark runs (absolute run paths):
     ``{section: {checkpoint, data_bin, src, ref, lang, drafters, max_len_a, max_len_b}}`` for the sections whose
     track is on in ``config``."""
-    from fastdec.tracks import bench_runs
+    from fastdec.tracks.registry import bench_runs
 
     runs = bench_runs(config, results)
     out = {}

@@ -19,9 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import pandas as pd
 
-from .coverage import REGISTRY, STATUSES, counts
-from .gpu import gpu_rows
-from .markdown import read_caption
+from .markdown import ExtraRows, read_caption
 
 # a paper column's counterpart of ours when it is not simply the name without "paper_"
 _ALIASES = {"paper_speed": "speedup_vs_beam", "paper_tok": "tokens_per_iteration",
@@ -83,15 +81,12 @@ def table_html(df: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _coverage_html() -> str:
-    c = counts()
-    df = pd.DataFrame([{"paper": e.paper, "item": e.item, "shows": e.shows, "status": e.status,
-                        "output / config / reason": e.where or e.why} for e in REGISTRY])
-    head = ", ".join(f"{s}: {c[s]}" for s in STATUSES)
-    return f"<h2>Coverage of the papers</h2><p>{len(REGISTRY)} items: {html.escape(head)}.</p>{table_html(df)}"
+def section_html(title: str, text: str, df: pd.DataFrame) -> str:
+    return f"<h2>{html.escape(title)}</h2><p>{html.escape(text)}</p>{table_html(df)}"
 
 
-def item_html(path: str, captions_dir: Optional[str], experiment: Optional[str] = None) -> str:
+def item_html(path: str, captions_dir: Optional[str], experiment: Optional[str] = None,
+              extra_rows: Optional[ExtraRows] = None) -> str:
     stem = Path(path).stem
     title, note = read_caption(captions_dir, stem)
     parts = [f"<h3>{html.escape(title)}</h3>", f'<p class="caption">{html.escape(note)}</p>']
@@ -104,24 +99,26 @@ def item_html(path: str, captions_dir: Optional[str], experiment: Optional[str] 
         df = df.drop(columns=[c for c in _SIGNATURES if c in df.columns])
         parts.append(table_html(with_deltas(df, stem)))
         parts += [f"<p>Signature: <code>{html.escape(s)}</code></p>" for s in sigs]
-    gpu = gpu_rows(stem, experiment)
+    gpu = extra_rows(stem, experiment) if extra_rows else None
     if gpu is not None:
         parts += [f'<p class="caption">{html.escape(gpu[0])}</p>', table_html(gpu[1])]
     parts.append(f"<p><small>Source: <code>{html.escape(path)}</code></small></p>")
     return "\n".join(parts)
 
 
-def build_html(experiments: Dict[str, Sequence[str]], captions_dir: Optional[str] = None) -> str:
-    """One page: ``experiments`` maps an experiment name to its items (CSV/PNG paths, report order)."""
+def build_html(experiments: Dict[str, Sequence[str]], captions_dir: Optional[str] = None, preamble: str = "",
+               extra_rows: Optional[ExtraRows] = None) -> str:
+    """One page: ``experiments`` maps an experiment name to its items (CSV/PNG paths, report order); ``preamble``:
+    HTML after the heading; ``extra_rows``: more rows under a table (e.g. measured on a GPU)."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     names = ", ".join(experiments)
     body = [f"<h1>fastdec report: {html.escape(names)}</h1>",
             f"<p>Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs). Paper columns are green, "
             "<i>delta</i> columns (ours minus the paper's) yellow; rows the paper cites are in italics.</p>",
-            _coverage_html()]
+            preamble]
     for name, items in experiments.items():
         body.append(f"<h2>Experiment <code>{html.escape(name)}</code></h2>")
-        body += [item_html(p, captions_dir, name) for p in items]
+        body += [item_html(p, captions_dir, name, extra_rows) for p in items]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fastdec report: {html.escape(names)}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
 

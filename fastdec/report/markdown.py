@@ -1,4 +1,4 @@
-"""The Markdown report: a coverage table of the papers (fastdec.report.coverage), then one section per table or
+"""The Markdown report: a coverage table of the papers (fastdec.claims.coverage), then one section per table or
 figure, the paper's figures in their own columns.
 
 Captions come from ``workflow/report/<stem>.rst`` (the same files `snakemake --report` shows): the first line is the
@@ -11,10 +11,12 @@ import os
 import platform
 from pathlib import Path
 
+from typing import Callable, Optional, Tuple
+
 import pandas as pd
 
-from .coverage import coverage_markdown
-from .gpu import gpu_rows
+# stem, experiment -> (caption, rows) shown under a table, or None
+ExtraRows = Callable[[str, Optional[str]], Optional[Tuple[str, pd.DataFrame]]]
 
 
 def _fmt(v, integral: bool = False):
@@ -55,10 +57,12 @@ def read_caption(captions_dir: str | None, stem: str) -> tuple[str, str]:
     return title.strip(), " ".join(body.split())
 
 
-def build_report(experiment: str, items: list[str], captions_dir: str | None = None, out_dir: str = ".") -> str:
+def build_report(experiment: str, items: list[str], captions_dir: str | None = None, out_dir: str = ".",
+                 preamble: str = "", extra_rows: Optional[ExtraRows] = None) -> str:
+    """``preamble``: Markdown after the heading; ``extra_rows``: more rows under a table (e.g. measured on a GPU)."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"# fastdec report: `{experiment}`", "",
-             f"Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs).", "", coverage_markdown()]
+             f"Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs).", "", preamble]
     for path in items:
         stem = Path(path).stem
         title, note = read_caption(captions_dir, stem)
@@ -75,7 +79,7 @@ def build_report(experiment: str, items: list[str], captions_dir: str | None = N
             parts += [df_to_markdown(df), ""]
             if signature:
                 parts += [f"sacreBLEU signature: `{signature}`", ""]
-        gpu = gpu_rows(stem, experiment)
+        gpu = extra_rows(stem, experiment) if extra_rows else None
         if gpu is not None:
             parts += [gpu[0], "", df_to_markdown(gpu[1]), ""]
         parts += [f"Source: `{path}`", ""]

@@ -1,14 +1,15 @@
-"""Tables of the report, built from the per-system JSON files the workflow writes."""
+"""Helpers the tables of every track share: reading a CSV cell, and the paper-only rows a table shows below ours."""
 from __future__ import annotations
 
 import json
 import math
-from typing import Optional
+from typing import List, Optional
 
 import pandas as pd
 
-from .paper import GAD_TABLE1
-from .paper_gad import GAD_TABLE14
+# the ``source`` column of a table with cited rows: ours, or a row the paper prints (no model of ours behind it)
+PAPER_ONLY = "paper only (cited)"
+OURS = "ours"
 
 
 def to_float(v) -> Optional[float]:
@@ -35,32 +36,8 @@ def read_jsonl(path) -> list[dict]:
     return rows
 
 
-def at_table(paths: list[str], reference: str = "wmt14_en-de") -> pd.DataFrame:
-    """The AT rows of GAD Table 1 with the paper's numbers of ``reference`` (a key of GAD_TABLE14): the GAD paper's
-    Table 1 for WMT14 En-De, else the journal version's Table 14, which has the verifier rows only."""
-    rows = [json.load(open(p)) for p in paths]
-    base = next((r for r in rows if r["system"] == "verifier_b5"), None)
-    ref = GAD_TABLE1 if reference == "wmt14_en-de" else GAD_TABLE14[reference]
-    note = None if reference == "wmt14_en-de" else (
-        f"paper: Ge et al. 2022 Table 14 ({reference}); it reports no teacher or w/o Seq-KD row for this pair")
-    out = []
-    for r in rows:
-        paper = {**GAD_TABLE1.get(r["system"], {}), "bleu": None, "speed": None, **ref.get(r["system"], {})}
-        speed = (base["latency_ms"] / r["latency_ms"]) if base and r.get("latency_ms") else None
-        out.append({
-            "system": r["system"],
-            "label": paper.get("label", r["system"]),
-            "beam": r.get("beam"),
-            "bleu": r["bleu"],
-            "paper_bleu": paper.get("bleu"),
-            "sentences_per_s": r.get("sentences_per_s"),
-            "latency_ms_batch1": r.get("latency_ms"),
-            "speed_vs_verifier_b5": round(speed, 2) if speed else None,
-            "paper_speed": paper.get("speed"),
-            "identical_to_greedy": r.get("identical_to_greedy"),
-            "sentences": r.get("sentences"),
-            "device": r.get("device"),
-            "signature": r.get("signature"),
-            **({"paper_note": note} if note else {}),
-        })
-    return pd.DataFrame(out)
+def append_paper_only(df: pd.DataFrame, rows: List[dict]) -> pd.DataFrame:
+    """``df`` (ours, marked ``source = ours``) followed by the paper-only ``rows`` (columns of ours left empty)."""
+    ours = df.assign(source=OURS)
+    cited = pd.DataFrame([{**r, "source": PAPER_ONLY} for r in rows])
+    return pd.concat([ours, cited], ignore_index=True)

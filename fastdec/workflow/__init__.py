@@ -4,7 +4,10 @@
   :func:`check_config` (sections, their schemas, cross-field checks), the job interpreter and conda env.
 * :mod:`.device` -- :func:`check_device` (``device`` / ``dtype`` usable here).
 * :mod:`.models` -- every trained model, for the one training rule.
-* :mod:`.gec`, :mod:`.gad`, :mod:`.blockwise` -- each track's names, paths and training specs.
+* :mod:`.experiments` -- every benchmark run and table (the tracks' and the claims'), :mod:`.tables_cli` --
+  ``fastdec tables``.
+
+Each track's names, paths, training specs, runs and tables: fastdec/tracks/<track>/ (fastdec.tracks.registry).
 """
 from fastdec.workflow.device import check_device
 from fastdec.workflow.plan import Plan, check_config, default_conda_env, job_python

@@ -1,28 +1,20 @@
 """One validated config -> everything the rules need: paths, the wildcards of the stages every track shares (fetch,
-BPE, binarise, train) and the per-item arguments behind them. The .smk files hold rules, config reads and calls to
-these; nothing here imports more than the standard library at parse time.
+BPE, binarise, train) and the per-item arguments behind them, collected from the tracks of fastdec.tracks.registry.
+The .smk files hold rules, config reads and calls to these; nothing here imports more than the standard library at
+parse time.
 """
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import Dict, List
 
-from fastdec.workflow import blockwise as bwf
-from fastdec.workflow.bart import BartPlan
-from fastdec.workflow.gad import GadPlan
-from fastdec.workflow.gec import GecPlan, check_gec
-from fastdec.workflow.models import Models, alternatives, architecture
-from fastdec.tracks.mt import at_systems
-
-# config switch -> the track's config section and its schema (workflow/schemas/)
-SECTIONS = {"gec_iad": "gec", "gad": "gad", "blockwise": "blockwise", "students": "students"}
-
-
-def mt_chain(tracks: dict) -> bool:
-    """The MT chain (teacher -> Seq-KD -> verifier) feeds the MT tracks."""
-    return bool(tracks["mt_at"] or tracks["gad"] or tracks["blockwise"] or tracks.get("students"))
+from fastdec.layout import ResultsLayout
+from fastdec.tracks import chain, registry
+from fastdec.tracks.bart import BartPlan
+from fastdec.tracks.chain import at_systems
+from fastdec.tracks.specs import Dataset, alternatives
+from fastdec.workflow.models import Models
 
 
 def check_config(config: dict, repo: str) -> None:
@@ -30,45 +22,23 @@ def check_config(config: dict, repo: str) -> None:
     (defaults filled in), and the checks a schema cannot express hold. Errors name the config key."""
     from snakemake.utils import validate
 
-    tracks = config["tracks"]
-    if mt_chain(tracks):
+    tracks = registry.enabled(config)
+    if registry.mt_chain(config):
         missing = [k for k in ("data", "bpe", "train") if k not in config]
         if missing:
             raise ValueError(f"config: tracks mt_at/gad/blockwise need the sections {missing}; add them or turn the "
                              f"tracks off under `tracks:`")
-    for switch, section in SECTIONS.items():
-        if tracks[switch]:
-            schema = os.path.join(repo, "workflow", "schemas", f"{section}.schema.yaml")
-            if section not in config:
-                raise ValueError(f"config: tracks.{switch} is on but there is no `{section}:` section (see "
-                                 f"workflow/schemas/{section}.schema.yaml)")
-            validate(config[section], schema)
-    if mt_chain(tracks):
-        check_init_from(config["train"])
-    if tracks["gec_iad"]:
-        check_gec(config["gec"])
-    if tracks["blockwise"]:
-        bwf.check_config(config["blockwise"], config["device"])
-    if tracks.get("students"):
-        from fastdec.workflow.students import check_config as check_students
-
-        check_students(config["students"], config)
-
-
-def check_init_from(train: dict) -> None:
-    """``train.<model>.init_from``: only the baseline and the verifier start from another model (the teacher),
-    and only with its architecture (fairseq would stop at the first mismatched tensor, after the teacher trained)."""
-    for name, spec in train.items():
-        source = spec.get("init_from") if isinstance(spec, dict) else None
-        if source is None:
-            continue
-        if name not in ("baseline", "verifier"):
-            raise ValueError(f"config: train.{name}.init_from: only train.baseline and train.verifier may start "
-                             f"from the teacher; remove the key")
-        if architecture(spec) != architecture(train[source]):
-            raise ValueError(f"config: train.{name}.init_from: {source} needs the same architecture as "
-                             f"train.{source} (arch and the size flags of extra_args): {architecture(spec)} vs "
-                             f"{architecture(train[source])}")
+    for t in tracks:
+        if t.schema:
+            if t.name not in config:
+                raise ValueError(f"config: tracks.{t.switch} is on but there is no `{t.name}:` section (see "
+                                 f"{os.path.relpath(t.schema, repo)})")
+            validate(config[t.name], t.schema)
+    if registry.mt_chain(config):
+        chain.check_init_from(config["train"])
+    for t in tracks:
+        if hasattr(t.plan, "check"):
+            t.plan.check(config)
 
 
 def job_python(workflow) -> str:
@@ -94,36 +64,14 @@ def default_conda_env(workflow, env_file: str) -> None:
             rule.conda_env = env_file
 
 
-@dataclass(frozen=True)
-class Dataset:
-    """A parallel corpus that gets joint BPE and a fairseq data-bin with one joined dictionary."""
-
-    key: str          # the {ds} wildcard: where under results/<experiment>/ its data/ lives ("" or "gec/")
-    text: str         # folder of the text BPE is learnt on and applied to
-    bin: str          # the {bin} wildcard: its data-bin folder under results/<experiment>/
-    src: str
-    tgt: str
-    bpe: dict         # kind, merges, min_frequency, max_source_tokens
-    splits: tuple     # binarised: train, valid, then fairseq's test, test1, ... (each a file pair in data/bpe)
-    # another dataset's BPE codes ({ds}) and dictionary ({bin}) instead of its own: the GEC track's synthetic
-    # pretraining pairs share the GEC model's vocabulary, so the GEC model can fine-tune from the pretrained one
-    codes_from: str = ""
-    dict_from: str = ""
-    bin_runtime: int = 60  # minutes of its binarisation job
-
-    @property
-    def gpt2(self) -> bool:
-        """BART's GPT-2 BPE on the untokenised text (rule gpt2_bpe, binarised with its dict.txt)."""
-        return self.bpe.get("kind", "subword_nmt") == "gpt2"
-
-
 class Plan:
     def __init__(self, config: dict, repo: str, python: str = sys.executable):
         self.config = config
         self.exp = config["experiment"]
-        self.R = R = f"results/{self.exp}"
+        self.L = L = ResultsLayout.of(config)
+        self.R = R = L.root
         self.tracks = config["tracks"]
-        self.mt_chain = mt_chain(self.tracks)
+        self.mt_chain = registry.mt_chain(config)
         data = config.get("data", {})
         self.src, self.tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
         self.repo = repo
@@ -137,63 +85,39 @@ class Plan:
         self.at_systems = at_systems(config["decode"]["beam"])  # the rows of tables/table1_at.csv
         # Training data of each AT model: the teacher and the no-KD baseline see the original data, the verifier
         # Seq-KD.
-        self.at_data = {"teacher": f"{R}/data-bin/raw", "baseline": f"{R}/data-bin/raw",
-                        "verifier": f"{R}/data-bin/distill"}
-        n_teachers = config.get("distill", {}).get("teachers", 1)
-        self.teachers = [f"{R}/models/teacher/model.pt"] + [f"{R}/models/teacher{n}/model.pt"
-                                                            for n in range(2, n_teachers + 1)]
-        on = self.tracks
-        self.gec = GecPlan(config["gec"], R, config["device"]) if on["gec_iad"] else None
-        self.gad = (GadPlan(config["gad"], R, self.src, self.tgt, config["train"]["verifier"]) if on["gad"]
-                    else None)
-        self.bw = config["blockwise"] if on["blockwise"] else None
-        self.students = config["students"] if on.get("students") else None
+        self.teachers = chain.teachers(config, L)
         self.models = Models(self)
+        enabled = registry.enabled(config)
+        # the stages every track shares, collected from the MT chain and the tracks (fastdec.tracks.registry)
+        self.rule_files = [t.rules for t in enabled if t.rules]
         self.datasets: Dict[str, Dataset] = {}
-        if self.mt_chain:  # GPT-2 BPE reads the untokenised text (data/raw), subword-nmt the Moses tokens
-            text = f"{R}/data/raw" if config["bpe"].get("kind") == "gpt2" else f"{R}/data/tok"
-            self.datasets[""] = Dataset("", text, "data-bin/raw", self.src, self.tgt, config["bpe"],
-                                        ("train", "valid", "test", "latency"))
-        if self.gec:
-            self.datasets["gec/"] = Dataset("gec/", f"{self.gec.G}/data/raw", "gec/data-bin", "src", "tgt",
-                                            config["gec"]["bpe"], ("train", "valid"))
-        if self.gec and self.gec.pretrain:
-            # BPE per noised shard (train.<k>, joined by gec_pretrain_join); fairseq binarises ~1M lines a minute
-            n = self.gec.pretrain["sentences"] or 0
-            self.datasets["gec/pretrain/"] = Dataset("gec/pretrain/", f"{self.gec.PT}/noised",
-                                                     "gec/pretrain/data-bin", "src", "tgt", config["gec"]["bpe"],
-                                                     ("train", "valid"), codes_from="gec/", dict_from="gec/data-bin",
-                                                     bin_runtime=60 + 2 * n // 1_000_000)
         inits = {}  # models starting from the pretrained BART (init_from_bart)
+        self.downloads: Dict[str, dict] = {}  # folder under results/ -> archive name -> {url, sha256}
         if self.mt_chain:
-            inits.update({("", n): s["init_from_bart"] for n, s in config["train"].items() if s.get("init_from_bart")})
-        if self.gec and config["gec"]["model"].get("init_from_bart"):
-            inits[("gec/", "gec")] = config["gec"]["model"]["init_from_bart"]
+            self.datasets.update((d.key, d) for d in chain.datasets(config, L))
+            inits.update(chain.bart_inits(config))
+            self.downloads.update(chain.downloads(config))
+        for t in enabled:
+            self.datasets.update((d.key, d) for d in getattr(t.plan, "datasets", lambda c, r: [])(config, R))
+            inits.update(getattr(t.plan, "bart_inits", lambda c: {})(config))
+            self.downloads.update(getattr(t.plan, "downloads", lambda c, r: {})(config, R))
         self.bart = BartPlan(config, R, inits, any(d.gpt2 for d in self.datasets.values()))
-        # downloads: folder under results/ -> archive name -> {url, sha256}
-        self.downloads: Dict[str, dict] = {}
-        if self.mt_chain and data.get("source") == "download":
-            self.downloads["downloads"] = data["download"]["archives"]
-        if self.gec and (self.gec.dl or self.gec.pretrain):  # bea19, wikilarge, nlpcc18; the clean text
-            self.downloads["gec_downloads"] = {
-                **{a: self.gec.dl["archives"][a] for a in self.gec.archives},
-                **{a: self.gec.pretrain["text"]["archives"][a] for a in self.gec.pretrain_archives}}
         if self.bart.used:
             self.downloads["bart_downloads"] = self.bart.downloads()
 
     # ------------------------------------------------------------------ logs, paths
     def log(self, name: str) -> str:
-        return f"{self.R}/logs/{name}.log"
+        return self.L.log(name)
 
     def bench(self, name: str) -> str:
-        return f"{self.R}/benchmarks/{name}.tsv"
+        return self.L.benchmark(name)
 
     def repo_path(self, path: str) -> str:
         """A config path relative to the working directory if it exists there, else to the repository."""
         return path if os.path.isabs(path) or os.path.exists(path) else os.path.join(self.repo, path)
 
     def all_targets(self) -> List[str]:
-        return [f"{self.R}/report/report.md"]
+        return [self.L.report("report.md")]
 
     def _archive(self, wildcards) -> dict:
         return self.downloads[wildcards.store][wildcards.archive]
@@ -257,7 +181,7 @@ class Plan:
 
     def bpe_codes(self, wildcards) -> str:
         d = self.datasets[wildcards.ds]
-        return f"{self.R}/{d.codes_from or d.key}data/bpe/codes"
+        return self.L.path(f"{d.codes_from or d.key}data", "bpe", "codes")
 
     def bpe_merges(self, wildcards) -> int:
         return self.datasets[wildcards.ds].bpe["merges"]
@@ -274,7 +198,7 @@ class Plan:
     def binarize_inputs(self, wildcards) -> List[str]:
         """The BPE'd splits (first: the folder fairseq reads)."""
         d = self._binned(wildcards)
-        return [f"{self.R}/{d.key}data/bpe/{split}.{lang}" for split in d.splits for lang in (d.src, d.tgt)]
+        return [self.L.path(f"{d.key}data", "bpe", f"{split}.{lang}") for split in d.splits for lang in (d.src, d.tgt)]
 
     def binarize_dict(self, wildcards) -> List[str]:
         """The dictionary a dataset is binarised with (none: fairseq builds one from its training data): BART's
@@ -282,7 +206,7 @@ class Plan:
         d = self._binned(wildcards)
         if d.gpt2:
             return [self.bart.file("dict.txt")]
-        return [f"{self.R}/{d.dict_from}/dict.{d.src}.txt"] if d.dict_from else []
+        return [self.L.path(d.dict_from, f"dict.{d.src}.txt")] if d.dict_from else []
 
     def binarize_dict_arg(self, wildcards, input) -> str:
         return f"--srcdict {input.srcdict}" if input.srcdict else ""

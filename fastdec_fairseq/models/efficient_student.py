@@ -10,7 +10,7 @@ parameter names) whose decoder layers are :class:`~fastdec_fairseq.models.studen
 * ``--head-gates``: a Hard Concrete gate per head of every encoder self-attention, encoder-decoder attention and
   (standard-attention decoders) decoder self-attention, trained with the ``l0_head_cross_entropy`` criterion;
 * ``--encoder-heads`` / ``--enc-dec-heads`` / ``--decoder-self-heads`` ``N1,N2,..``: per-layer head counts of a
-  pruned model (written by ``fastdec.students.prune``; the kept heads are stored first in each layer's weights).
+  pruned model (written by ``fastdec.tracks.students.prune``; the kept heads are stored first in each layer's weights).
 
 It decodes with fairseq's own ``SequenceGenerator`` (SSRU / AAN keep fairseq incremental state: the last cell /
 the running sum) and with the engine's :class:`fastdec.engine.student_verifier.StudentVerifier`.
@@ -131,7 +131,7 @@ class EfficientStudentModel(TransformerModel):
 
 
 def _copy_head_counts(args) -> None:
-    """Head counts of ``--heads-from`` (a checkpoint written by fastdec.students.prune) not given explicitly."""
+    """Head counts of ``--heads-from`` (a checkpoint written by fastdec.tracks.students.prune) not given explicitly."""
     path = getattr(args, "heads_from", None)
     if not path or all(getattr(args, name, None) for name, _ in HEAD_COUNT_FLAGS):
         return
@@ -140,7 +140,7 @@ def _copy_head_counts(args) -> None:
     from fairseq import checkpoint_utils
 
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"--heads-from checkpoint not found: {path} (write it with fastdec.students.prune)")
+        raise FileNotFoundError(f"--heads-from checkpoint not found: {path} (write it with fastdec.tracks.students.prune)")
     state = checkpoint_utils.load_checkpoint_to_cpu(path)
     saved = state["cfg"]["model"] if state.get("cfg") is not None else state["args"]
     for name, _ in HEAD_COUNT_FLAGS:

@@ -6,7 +6,8 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
-from fastdec.report.hyperparams import gad_table10, gec_table11
+from fastdec.tracks.gad.hyperparams import gad_table10
+from fastdec.tracks.gec.hyperparams import gec_table11
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,7 +17,7 @@ def load(name):
     validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
     for section in ("gec", "gad"):
         if section in cfg:
-            validate(cfg[section], str(REPO / f"workflow/schemas/{section}.schema.yaml"))
+            validate(cfg[section], str(REPO / f"fastdec/tracks/{section}/schema.yaml"))
     return cfg
 
 

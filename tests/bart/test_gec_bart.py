@@ -15,8 +15,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from helpers.bart import gpt2_files  # noqa: E402
 from helpers.workflow_runs import snakemake  # noqa: E402
 from fastdec.data.gpt2_bpe import encode_line, load_encoder  # noqa: E402
-from fastdec.gec.tables import table3  # noqa: E402
-from fastdec.report.paper_cited import OURS  # noqa: E402
+from fastdec.tracks.gec.tables import table3  # noqa: E402
+from fastdec.report.tables import OURS  # noqa: E402
 
 
 def test_gec_bart_dry_run_offline(tmp_path):

@@ -160,7 +160,7 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     assert (dest / "pass_cost.png").is_file() and (dest / "batch.png").is_file()
     row = (docs / "GPU.md").read_text().splitlines()[-1]
     assert row.startswith("| ") and "cpu" in row and "identical to greedy" in row and dest.name in row
-    from fastdec.report.gpu import gpu_rows  # the report's rows under Ge Table 1 and Xia Figure 7
+    from fastdec.claims.gpu import gpu_rows  # the report's rows under Ge Table 1 and Xia Figure 7
 
     caption, rows = gpu_rows("gec_table1", "smoke", str(docs))
     assert "cpu" in caption and list(rows["row"]) == list(s[s["section"] == "gec"]["label"])
@@ -173,8 +173,7 @@ def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
     """Under Ge Table 1 the Markdown and HTML reports show the GPU run recorded in docs/gpu/ for the demo's models,
     and nothing for another experiment's."""
     from fastdec.bench.gpu_record import latest_gpu_run
-    from fastdec.report.html import build_html
-    from fastdec.report.markdown import build_report
+    from fastdec.claims.report import build_html, build_report
 
     run = latest_gpu_run(str(REPO / "docs"), "demo")
     assert run is not None, "docs/gpu/ holds the recorded GPU run of the demo's models"

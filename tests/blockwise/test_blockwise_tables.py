@@ -20,13 +20,14 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 from fastdec.bench.methods import parse_methods  # noqa: E402
 from fastdec.bench.results import Record, read_run, write_run  # noqa: E402
-from fastdec.blockwise import tables as T  # noqa: E402
+from fastdec.tracks.blockwise import tables as T  # noqa: E402
 from fastdec.cli import main as fastdec  # noqa: E402
-from fastdec.report import paper_blockwise as P  # noqa: E402
-from fastdec.tracks import blockwise as B  # noqa: E402
-from fastdec.workflow import blockwise as W  # noqa: E402
+from fastdec.tracks.blockwise import paper as P  # noqa: E402
+from fastdec.tracks.blockwise import outputs as BO  # noqa: E402
+from fastdec.tracks.blockwise import plan as B  # noqa: E402
+from fastdec.tracks.blockwise import plan as W  # noqa: E402
 
-SCHEMA = str(REPO / "workflow" / "schemas" / "blockwise.schema.yaml")
+SCHEMA = str(REPO / "fastdec" / "tracks" / "blockwise" / "schema.yaml")
 
 
 def _config(tmp_path=None, gad=True, **bw):
@@ -316,7 +317,7 @@ def test_missing_or_old_runs_say_what_to_do(results, tmp_path):
     pd.DataFrame({"label": ["k4"], "identical_pct": [100.0]}).to_csv(
         results / "blockwise/bench/test/both_k4/summary.csv", index=False)
     with pytest.raises(ValueError, match="older fastdec"):
-        B.make_table("blockwise_table4", _config(), str(results), out)
+        BO.make_table("blockwise_table4", _config(), str(results), out)
     assert fastdec(args[:2] + ["blockwise_vs_gad"] + args[3:7] + ["--output", out]) == 2
     no_gad = json.dumps(_config(gad=False))
     assert fastdec(["tables", "blockwise", "blockwise_vs_gad", "--config", no_gad, "--results", str(results),

@@ -21,13 +21,13 @@ def gec_targets():
     import yaml
     from snakemake.utils import validate
 
-    from fastdec.tracks import track_module
+    from fastdec.tracks.registry import track
     from fastdec.workflow.plan import check_config
 
     cfg = yaml.safe_load(SMOKE.read_text())
     validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
     check_config(cfg, str(REPO))  # fills every section's defaults, as the Snakefile does
-    return [f"results/{cfg['experiment']}/{path}" for path in track_module("gec").table_items(cfg, "R")]
+    return [f"results/{cfg['experiment']}/{path}" for path in track("gec").plan.table_items(cfg, "R")]
 
 
 @pytest.fixture(scope="module")

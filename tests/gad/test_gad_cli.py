@@ -1,6 +1,6 @@
 """The GAD track through real fairseq checkpoints: the drafter in the engine's registry and CLI, the track's runs
 through `fastdec bench` and every table, Table 8's fresh processes, clear errors on bad inputs, and the drafter
-initialised from all verifier weights (fastdec/gad/init_drafter.py)."""
+initialised from all verifier weights (fastdec/tracks/gad/init_drafter.py)."""
 import copy
 import json
 import os
@@ -105,7 +105,8 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     import pandas as pd
 
     from fastdec.bench.results import read_run
-    from fastdec.tracks import gad
+    from fastdec.tracks.gad import outputs as gad_outputs
+    from fastdec.tracks.gad import plan as gad
 
     monkeypatch.chdir(tmp_path)
     cfg = _track_layout(tmp_path / "results/t", tiny_databin, *gad_checkpoints)
@@ -172,7 +173,7 @@ def test_gad_track_end_to_end(gad_checkpoints, tiny_databin, tmp_path, monkeypat
     for path, item in list(items.items())[1:]:
         assert all(os.path.exists(p) for p in item.inputs), item.inputs
         os.makedirs(os.path.dirname(f"{R}/{path}"), exist_ok=True)
-        gad.make_table(item.name, cfg, R, f"{R}/{path}")
+        gad_outputs.make_table(item.name, cfg, R, f"{R}/{path}")
     t1_all = pd.read_csv(f"{R}/gad/tables/gad_table1.csv").set_index("label")
     t1, cited = t1_all[t1_all["source"] == "ours"], t1_all[t1_all["source"] == "paper only (cited)"]
     assert list(t1.index) == list(s.index) and t1.loc["gad-k4", "identical_to_greedy_pct"] == 100.0
@@ -236,7 +237,7 @@ def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, ca
 
 
 def test_drafter_initialised_from_all_verifier_weights(gad_checkpoints, tiny_databin, tmp_path):
-    from fastdec.gad.init_drafter import build_init_checkpoint
+    from fastdec.tracks.gad.init_drafter import build_init_checkpoint
 
     ver_ckpt, _ = gad_checkpoints
     init = tmp_path / "init.pt"

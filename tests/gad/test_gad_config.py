@@ -1,4 +1,4 @@
-"""The `gad:` config section: validated by workflow/schemas/gad.schema.yaml (defaults filled in), bad values stop
+"""The `gad:` config section: validated by fastdec/tracks/gad/schema.yaml (defaults filled in), bad values stop
 the workflow before any job with the key's name; every shipped config gives the track runs of valid methods."""
 import copy
 import subprocess
@@ -10,7 +10,7 @@ import yaml
 from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = str(REPO / "workflow/schemas/gad.schema.yaml")
+SCHEMA = str(REPO / "fastdec/tracks/gad/schema.yaml")
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
@@ -22,7 +22,7 @@ def _section(name):
                                   "wmt16_roen.yaml"])
 def test_shipped_sections_validate_and_get_defaults(name):
     from fastdec.bench.methods import parse_methods
-    from fastdec.tracks import gad
+    from fastdec.tracks.gad import plan as gad
 
     cfg = copy.deepcopy(_section(name))
     validate(cfg, SCHEMA)
@@ -77,14 +77,13 @@ def test_bad_gad_config_stops_the_workflow_before_any_job(tmp_path):
 
 
 def test_from_verifier_arch():
-    from fastdec.workflow.gad import GadPlan
+    from fastdec.tracks.gad.plan import Plan
     import json
 
-    g = copy.deepcopy(_section("config.yaml"))
-    validate(g, SCHEMA)
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     ver = {"arch": "transformer", "extra_args": {"encoder-layers": 3, "share-all-embeddings": True}}
-    spec = json.loads(GadPlan(g, "r", "en", "de", ver).train_spec(10, init="i.pt"))
+    spec = json.loads(Plan({**cfg, "train": {"verifier": ver}}, "r").train_spec(10, init="i.pt"))
     assert spec["arch"] == "nat_block_drafter" and spec["extra_args"]["encoder-layers"] == 3
     assert spec["extra_args"]["block-size"] == 10 and spec["extra_args"]["finetune-from-model"] == "i.pt"
     with pytest.raises(ValueError, match="from_verifier"):
-        GadPlan(g, "r", "en", "de", {"arch": "lstm"}).train_spec(10)
+        Plan({**cfg, "train": {"verifier": {"arch": "lstm"}}}, "r").train_spec(10)

@@ -9,10 +9,13 @@ import yaml
 from gad_helpers import REPO
 from fastdec.bench.methods import parse_methods
 from fastdec.bench.results import Record, write_run
-from fastdec.report import paper_gad as P
-from fastdec.report.paper import GAD_TABLE1
-from fastdec.report.paper_cited import GAD_TABLE1_NAT
-from fastdec.tracks import gad, mt
+from fastdec.tracks.gad import paper as P
+from fastdec.tracks.gad.paper import GAD_TABLE1
+from fastdec.tracks.gad import outputs as gad_outputs
+from fastdec.tracks.gad import plan as gad
+from fastdec.tracks.gad.paper import GAD_TABLE1_NAT
+from fastdec.tracks.mt import outputs as mt_outputs
+from fastdec.tracks.mt import plan as mt
 
 CONFIGS = [p for p in sorted((REPO / "config").glob("*.yaml"))
            if any(yaml.safe_load(p.read_text())["tracks"].get(t) for t in ("gad", "mt_at"))]
@@ -55,7 +58,7 @@ def test_paper_numbers_come_from_the_configs_pair_and_table(path, tmp_path):
         for p in item.inputs:
             system = p.rsplit("/", 1)[1][:-5]
             json.dump({"system": system, "bleu": 30.0, "latency_ms": 10.0, "beam": 1}, open(p, "w"))
-        mt.make_table("table1_at", cfg, R, str(tmp_path / "at.csv"))
+        mt_outputs.make_table("table1_at", cfg, R, str(tmp_path / "at.csv"))
         df = pd.read_csv(tmp_path / "at.csv")
         assert paper_cells(df) <= numbers({k: table1.get(k, {}) for k in mt.at_systems(5)})
         assert ("paper_note" in df) == (ref != "wmt14_en-de")
@@ -70,7 +73,7 @@ def test_paper_numbers_come_from_the_configs_pair_and_table(path, tmp_path):
         if name.startswith("gad_figure"):
             continue
         out = tmp_path / f"{name}.csv"
-        gad.make_table(name, cfg, R, str(out))
+        gad_outputs.make_table(name, cfg, R, str(out))
         df = pd.read_csv(out)
         if name == "gad_table1":
             cited = numbers([r[2:] for r in GAD_TABLE1_NAT]) if ref == "wmt14_en-de" else set()
@@ -86,7 +89,7 @@ def test_paper_numbers_come_from_the_configs_pair_and_table(path, tmp_path):
 
 
 def test_table8_memory_paper_columns_only_for_en_de():
-    from fastdec.gad.tables import paper_en_de_only, table8_memory
+    from fastdec.tracks.gad.tables import paper_en_de_only, table8_memory
 
     rows = [{"method": "greedy", "device": "cpu", "after_load_mb": 100.0, "peak_mb": 110.0, "weights_mb": 50.0, "measure": "rss",
              "sentences": 2}]

@@ -10,9 +10,10 @@ import torch
 from gad_helpers import REPO, build_random_drafter, verifier_and_dict
 from fastdec.bench.methods import parse_method, parse_methods
 from fastdec.bench.results import Record, read_run, write_run
-from fastdec.gad import tables
-from fastdec.gad.case_study import Iteration, Trace, format_trace, select_examples, trace
-from fastdec.tracks import gad
+from fastdec.tracks.gad import tables
+from fastdec.tracks.gad.case_study import Iteration, Trace, format_trace, select_examples, trace
+from fastdec.tracks.gad import outputs as gad_outputs
+from fastdec.tracks.gad import plan as gad
 
 # ---------------------------------------------------------------------- synthetic runs
 
@@ -223,9 +224,9 @@ def test_bad_results_dir_and_table_name(tmp_path):
     with pytest.raises(ValueError, match="rename it"):
         gad.bench_runs(_config(), "results/a:b")
     with pytest.raises(ValueError, match="no table 'gad_table5'"):
-        gad.make_table("gad_table5", _config(), str(tmp_path), str(tmp_path / "x.csv"))
+        gad_outputs.make_table("gad_table5", _config(), str(tmp_path), str(tmp_path / "x.csv"))
     with pytest.raises(ValueError, match="no summary.csv"):
-        gad.make_table("gad_table1", _config(), str(tmp_path), str(tmp_path / "x.csv"))
+        gad_outputs.make_table("gad_table1", _config(), str(tmp_path), str(tmp_path / "x.csv"))
 
 
 # ---------------------------------------------------------------------- the drafter's checks
@@ -321,8 +322,8 @@ def test_trace_reproduces_the_decoding():
 
 def test_figure1_points_are_the_tables(synthetic_run, tmp_path):
     """Figure 1 plots exactly our Table 1 rows (BLEU, speedup) and the paper's rows that have both numbers."""
-    from fastdec.gad.figures import figure1, paper_points
-    from fastdec.report.paper import GAD_TABLE1
+    from fastdec.tracks.gad.figures import figure1, paper_points
+    from fastdec.tracks.gad.paper import GAD_TABLE1
 
     t1 = tables.table1(synthetic_run)
     paper = paper_points(GAD_TABLE1, cited=True)

@@ -14,12 +14,13 @@ from snakemake.utils import validate
 
 from fastdec.bench.methods import parse_methods
 from fastdec.bench.results import Record, write_run
-from fastdec.gec import analysis
-from fastdec.gec.examples import render_blocks, select_examples, table2
-from fastdec.gec.figures import figure5
-from fastdec.report.paper_gec import IAD_TABLE1, IAD_TABLE12
+from fastdec.tracks.gec import analysis
+from fastdec.tracks.gec.examples import render_blocks, select_examples, table2
+from fastdec.tracks.gec.figures import figure5
+from fastdec.tracks.gec.paper import IAD_TABLE1, IAD_TABLE12
 from fastdec.text import remove_bpe, write_lines
-from fastdec.tracks import gec
+from fastdec.tracks.gec import outputs as gec_outputs
+from fastdec.tracks.gec import plan as gec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,7 +70,7 @@ def gec_config(**benchmark):
     g = copy.deepcopy(cfg["gec"])
     g["benchmark"].update({"sentences": 4, "threads": 1, "cpu_threads": [2, 1], "iad_draft_caps": [2], "batch_sizes": [], "ct2": [],
                            "backends": [], "policies": [], **benchmark})
-    validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))  # fills the defaults, as the workflow does
+    validate(g, str(REPO / "fastdec/tracks/gec/schema.yaml"))  # fills the defaults, as the workflow does
     return {"experiment": "synthetic", "device": "cpu", "tracks": {"gec_iad": True}, "gec": g}
 
 
@@ -220,7 +221,7 @@ def test_table1_missing_inputs_and_unknown_table_are_clear_errors(tmp_path, resu
 
 def test_table12_rows_for_our_and_the_papers_thread_counts(tmp_path, results):
     out = tmp_path / "t12.csv"
-    gec.make_table("gec_table12", gec_config(), str(results), str(out))
+    gec_outputs.make_table("gec_table12", gec_config(), str(results), str(out))
     df = pd.read_csv(out).set_index("threads")
     assert list(df.index) == [8, 2, 1]
     assert df.loc[2, "iad_speedup"] == 5.0 and df.loc[2, "paper_iad_speedup"] == IAD_TABLE12[2]["iad_speedup"]
@@ -233,12 +234,12 @@ def test_table12_rows_for_our_and_the_papers_thread_counts(tmp_path, results):
 
 def test_figure5_and_table2_from_the_run(tmp_path, results, capsys):
     cfg = gec_config()
-    gec.make_table("gec_figure5", cfg, str(results), str(tmp_path / "f5.png"))
+    gec_outputs.make_table("gec_figure5", cfg, str(results), str(tmp_path / "f5.png"))
     assert (tmp_path / "f5.png").read_bytes()[:4] == b"\x89PNG"
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["sentences"] == 4 and summary["identical_to_greedy"] == 4 and summary["blocks_unavailable"] == 0
     assert summary["unedited_sentences"] == 3  # only "a d" -> "a e d" is edited
-    gec.make_table("gec_table2", cfg, str(results), str(tmp_path / "t2.csv"))
+    gec_outputs.make_table("gec_table2", cfg, str(results), str(tmp_path / "t2.csv"))
     df = pd.read_csv(tmp_path / "t2.csv").set_index("sentence")
     assert len(df) == 4 and (df["speedup"] == 3.0).all()
     assert df.loc[1, "output"] == "[a bc d]₀" and df.loc[1, "input"] == "a bc d" and df.loc[1, "edit_ratio"] == 0.0

@@ -3,7 +3,7 @@ scored with the project's M2 scorer (answers worked out by hand in the comments)
 import pytest
 
 from fastdec.eval import m2
-from fastdec.gec.chars import m2_block_to_chars, to_chars
+from fastdec.tracks.gec.chars import m2_block_to_chars, to_chars
 
 # word-segmented gold (as NLPCC-18's gold.01): "我 喜欢 苹果 。" with the word 喜欢 -> 爱 (words 1-2),
 # and a second sentence where the word 他们 (words 0-1) becomes 她们, a second annotator adding 都 after 去.

@@ -9,7 +9,7 @@ import yaml
 from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = str(REPO / "workflow/schemas/gec.schema.yaml")
+SCHEMA = str(REPO / "fastdec/tracks/gec/schema.yaml")
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fastdec.eval.m2 import parse_m2
-from fastdec.gec import data
+from fastdec.tracks.gec import data
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import torch
 import yaml
 from snakemake.utils import validate
 
-from fastdec.workflow.gec import check_gec
+from fastdec.tracks.gec.plan import check_gec
 from helpers.gec_pretrain import GEC_SCHEMA, REPO, news_crawl_server, run, train_spec  # noqa: F401  (fixture)
 
 VARIANT = ["config/gec_bea19.yaml", "config/variants/gec_synthetic.yaml"]
@@ -144,6 +144,7 @@ def test_tiny_end_to_end_fine_tunes_from_the_pretrained_weights(tmp_path, news_c
 def test_plan_shares_the_gec_codes_and_dictionary():
     from types import SimpleNamespace as W
 
+    from fastdec.tracks.gec.plan import GecPlan
     from fastdec.workflow.plan import Plan, check_config
 
     cfg = yaml.safe_load((REPO / "config/gec_bea19.yaml").read_text())
@@ -159,9 +160,10 @@ def test_plan_shares_the_gec_codes_and_dictionary():
     assert p.binarize_dict(W(bin="gec/data-bin")) == []
     assert p.binarize_runtime(W(bin="gec/pretrain/data-bin")) == 660 and p.binarize_runtime(W(bin="gec/data-bin")) == 60
     files = cfg["gec"]["pretrain"]["text"]["files"]
-    assert set(p.downloads["gec_downloads"]) == set(p.gec.archives) | set(files)
-    assert p.gec.pretrain_file_args().split()[:2] == ["--file", "results/gec_downloads/news2021"]
-    assert p.gec.pretrain_runtime("corrupt") == 60 + 3_000_000 // 200_000
+    g = GecPlan(cfg["gec"], R, cfg["device"])
+    assert set(p.downloads["gec_downloads"]) == set(g.archives) | set(files)
+    assert g.pretrain_file_args().split()[:2] == ["--file", "results/gec_downloads/news2021"]
+    assert g.pretrain_runtime("corrupt") == 60 + 3_000_000 // 200_000
     gec = p.models.model("gec/", "gec")
     assert gec.inputs["init"] == f"{R}/gec/models/gec_pretrain/model.pt"
     assert p.models.model("gec/", "gec_pretrain").data == f"{R}/gec/pretrain/data-bin"

@@ -1,4 +1,4 @@
-"""The synthetic-data noise (fastdec/gec/synthetic.py) and its steps (fastdec/gec/pretrain_data.py): hand-checkable
+"""The synthetic-data noise (fastdec/tracks/gec/synthetic.py) and its steps (fastdec/tracks/gec/pretrain_data.py): hand-checkable
 confusion sets and operations, rates on a large input, seed reproducibility, blank and odd lines."""
 import gzip
 import json
@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from fastdec.data.download import DownloadError, iter_member_lines
-from fastdec.gec import pretrain_data
-from fastdec.gec.synthetic import Noiser, NoiseParams, build_confusion_sets, noise_chars, noise_lines
+from fastdec.tracks.gec import pretrain_data
+from fastdec.tracks.gec.synthetic import Noiser, NoiseParams, build_confusion_sets, noise_chars, noise_lines
 
 COUNTS = Counter({"the": 100, "then": 50, "them": 40, "they": 30, "form": 20, "from": 60, "cat": 10, "cut": 5,
                   "a": 90, "2019": 30, "dog": 8})

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fastdec.gec import corpora
-from fastdec.gec.data import GECDataError
-from fastdec.workflow.gec import check_gec
+from fastdec.tracks.gec import corpora
+from fastdec.tracks.gec.data import GECDataError
+from fastdec.tracks.gec.plan import check_gec
 from helpers.table4_fixtures import nlpcc18_archives, paper_config, wikilarge_archives
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def validate_gec(mutate, name="wikilarge"):
 
     g = copy.deepcopy(paper_config(name)["gec"])
     mutate(g)
-    validate(g, str(REPO / "workflow/schemas/gec.schema.yaml"))
+    validate(g, str(REPO / "fastdec/tracks/gec/schema.yaml"))
     check_gec(g)
 
 

@@ -17,7 +17,7 @@ import pytest
 from helpers.table4_fixtures import REPO, http_server
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-GEC_SCHEMA = str(REPO / "workflow/schemas/gec.schema.yaml")
+GEC_SCHEMA = str(REPO / "fastdec/tracks/gec/schema.yaml")
 CORPUS = REPO / "resources/ende_libreoffice/train.en.gz"
 
 

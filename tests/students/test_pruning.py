@@ -9,7 +9,7 @@ from helpers.properties import property_settings
 
 from fastdec.engine import accept_top1, draft_verify_accept, greedy_decode
 from fastdec.engine.student_verifier import StudentVerifier
-from fastdec.students.prune import head_counts, prune_model
+from fastdec.tracks.students.prune import head_counts, prune_model
 from helpers.drafters import NoisyOracleDrafter
 from helpers.students import build_random_student
 

@@ -83,7 +83,7 @@ def test_students_table_identity_compares_fairseq_greedy_with_the_engine():
     against itself could only ever be 100)."""
     import pandas as pd
 
-    from fastdec.students.tables import speeds
+    from fastdec.tracks.students.tables import speeds
 
     summary = pd.DataFrame({"label": ["greedy", "fairseq-greedy", "fairseq-beam5"], "bleu": [20.0, 20.0, 21.0],
                             "mean_out_len": [10.0] * 3, "sent_per_s": [5.0] * 3,

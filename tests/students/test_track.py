@@ -9,7 +9,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from fastdec.tracks import bench_runs, table_items
+from fastdec.tracks.registry import bench_runs, table_items
 from fastdec.workflow import Plan, check_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def test_students_train_through_the_one_training_rule_on_seq_kd_data():
     ft = m.get(W(track="students/", name="ssru_noffn_2_1_pruned_0p05"))
     extra = json.loads(ft.spec)["extra_args"]
     assert ft.inputs["init"] == extra["heads-from"] == f"{R}/students/init/ssru_noffn_2_1_pruned_0p05.pt"
-    from fastdec.workflow.students import init_source
+    from fastdec.tracks.students.plan import init_source
 
     assert init_source(p.config["students"], "ssru_noffn_2_1_l0_0p05", R) == (
         f"{R}/students/models/ssru_noffn_2_1/model.pt", False)
@@ -98,7 +98,7 @@ def test_bad_config_is_a_clear_error_before_any_job(path, value, message):
 
 
 def test_speed_measurement_runs_every_structure_on_both_decoders():
-    from fastdec.students.speed import STRUCTURES, measure
+    from fastdec.tracks.students.speed import STRUCTURES, measure
 
     rows = measure(embed_dim=16, heads=2, vocab=40, src_len=5, steps=4, rounds=2)
     assert [r["structure"] for r in rows] == list(STRUCTURES)

@@ -40,7 +40,7 @@ def prenorm_verifier(tiny_databin, tmp_path_factory) -> Path:
 
 def test_deep_student_starts_from_the_verifier_and_trains(prenorm_verifier, tiny_databin, tmp_path):
     from fastdec.engine.load import load_model
-    from fastdec.students.warm_start import warm_start
+    from fastdec.tracks.students.warm_start import warm_start
 
     init = tmp_path / "init.pt"
     report = warm_start(str(prenorm_verifier), str(tiny_databin), student_spec(), PLUGIN, str(init))
@@ -78,7 +78,7 @@ def test_deep_student_starts_from_the_verifier_and_trains(prenorm_verifier, tiny
 
 
 def test_a_student_with_other_settings_than_the_verifier_is_refused(prenorm_verifier, tiny_databin, tmp_path):
-    from fastdec.students.warm_start import warm_start
+    from fastdec.tracks.students.warm_start import warm_start
 
     post_norm = student_spec(**{"encoder-normalize-before": False, "decoder-normalize-before": False})
     with pytest.raises(ValueError, match="encoder-normalize-before"):
@@ -89,7 +89,7 @@ def test_a_student_with_other_settings_than_the_verifier_is_refused(prenorm_veri
 
 
 def test_the_workflow_starts_every_student_from_its_warm_start_checkpoint():
-    from fastdec.workflow.students import model_setup, warm_started
+    from fastdec.tracks.students.plan import model_setup, warm_started
 
     st = {"init_from": "verifier", "baseline": "t",
           "train": {"arch": "efficient_student", "max_update": 10, "max_tokens": 100, "update_freq": 1, "lr": 1e-3,

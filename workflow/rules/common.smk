@@ -1,5 +1,5 @@
-# Shared names. Paths, per-item arguments and config checks come from the plan (fastdec/workflow); the .smk files
-# hold rules, config reads and calls to it.
+# Shared names. Paths, per-item arguments and config checks come from the plan (fastdec/workflow, over the tracks of
+# fastdec/tracks/registry.py); the .smk files hold rules, config reads and calls to it.
 import json  # rules use json and os
 import os
 
@@ -35,6 +35,6 @@ prepare_inputs = P.prepare_inputs
 prepare_source_args = P.prepare_source_args
 at_system = P.at_system
 all_targets = P.all_targets
-# Each track's .smk appends the tables (CSV) and figures (PNG) it produces, in report order. The report rule reads
+# Each track's rules.smk appends the tables (CSV) and figures (PNG) it produces, in report order. The report rule reads
 # this list lazily (after every include), and the caption of `<stem>.csv|png` is workflow/report/<stem>.rst.
 REPORT_ITEMS = []

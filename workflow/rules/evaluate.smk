@@ -1,5 +1,5 @@
 # Scoring: sacreBLEU (with its signature) against the untokenised references, and the identical-to-greedy count.
-# The table (tables/table1_at.csv) is written by the table rule of experiments.smk (fastdec/tracks/mt.py).
+# The table (tables/table1_at.csv) is written by the table rule of experiments.smk (fastdec/tracks/mt/plan.py).
 
 
 rule score_bleu:

@@ -4,8 +4,9 @@
 # schema (docs/RESULTS.md).
 import shlex
 
-from fastdec.tracks import bench_runs, ct2_conversions, table_items
-from fastdec.workflow.models import alternatives
+from fastdec.tracks.base import ct2_conversions
+from fastdec.tracks.specs import alternatives
+from fastdec.workflow.experiments import bench_runs, table_items
 
 BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem

@@ -1,0 +1,3 @@
+"""What the report claims across the papers, above the tracks: the coverage of the papers' tables and figures
+(:mod:`.coverage`), the papers' hardware-independent orderings checked on a run's tables (:mod:`.orderings`), the
+GPU rows recorded beside a table (:mod:`.gpu`), and the report with all of them (:mod:`.report`)."""
