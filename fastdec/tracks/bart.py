@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
+from fastdec.layout import ResultsLayout
+
 STORE = "bart_downloads"
 GPT2_FILES = ("encoder.json", "vocab.bpe", "dict.txt")
 
@@ -57,7 +59,7 @@ class BartPlan:
         return f"results/{STORE}/{name}"
 
     def init_path(self, track: str, name: str) -> str:
-        return f"{self.R}/{track}models/{name}/bart_init.pt"
+        return ResultsLayout(self.R).bart_init(track, name)
 
     # ------------------------------------------------------------------ the bart_init rule
     def _init(self, wildcards) -> dict:

@@ -11,6 +11,7 @@ P = Plan(config, workflow.basedir, job_python(workflow))
 
 EXP = P.exp
 R = P.R
+L = P.L  # every path under results/<experiment> (fastdec.layout.ResultsLayout)
 TRACKS = P.tracks
 MT_CHAIN = P.mt_chain
 DATA = config.get("data", {})

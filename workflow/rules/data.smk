@@ -5,8 +5,8 @@ rule prepare_split:
     input:
         unpack(prepare_inputs),
     output:
-        src=f"{R}/data/raw/{{split}}.{SRC}",
-        tgt=f"{R}/data/raw/{{split}}.{TGT}",
+        src=L.raw("{split}", SRC),
+        tgt=L.raw("{split}", TGT),
         report=f"{R}/data/raw/{{split}}.report.json",
     params:
         sources=prepare_source_args,
@@ -33,9 +33,9 @@ rule prepare_split:
 
 rule tokenize:
     input:
-        f"{R}/data/raw/{{split}}.{{lang}}",
+        L.raw("{split}", "{lang}"),
     output:
-        f"{R}/data/tok/{{split}}.{{lang}}",
+        L.data("tok", "{split}", "{lang}"),
     wildcard_constraints:
         split="train|valid|test|final",
     log:
@@ -53,9 +53,9 @@ rule tokenize:
 rule latency_subset:
     # The batch-1 latency runs decode the first N test sentences (config decode.latency_sentences).
     input:
-        f"{R}/data/bpe/test.{{lang}}",
+        L.bpe("test", "{lang}"),
     output:
-        f"{R}/data/bpe/latency.{{lang}}",
+        L.bpe("latency", "{lang}"),
     params:
         n=DEC.get("latency_sentences") or 10**9,
     log:

@@ -3,8 +3,8 @@
 
 rule decode_fairseq:
     input:
-        model=lambda wc: f"{R}/models/{at_system(wc)[0]}/model.pt",
-        data=f"{R}/data-bin/raw/dict.{SRC}.txt",
+        model=lambda wc: L.model(at_system(wc)[0]),
+        data=L.dictionary(SRC),
     output:
         tok=f"{R}/decode/{{system}}/{{run}}.tok",
         detok=f"{R}/decode/{{system}}/{{run}}.detok",

@@ -4,8 +4,8 @@
 
 rule shard_train:
     input:
-        src=f"{R}/data/bpe/train.{SRC}",
-        tgt=f"{R}/data/bpe/train.{TGT}",
+        src=L.bpe("train", SRC),
+        tgt=L.bpe("train", TGT),
     output:
         [f"{R}/distill/shards/{i}.{lang}" for i in SHARDS for lang in (SRC, TGT)],
     log:
@@ -24,7 +24,7 @@ rule distill_shard:
     input:
         src=f"{R}/distill/shards/{{shard}}.{SRC}",
         tgt=f"{R}/distill/shards/{{shard}}.{TGT}",
-        dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
+        dict=L.dictionary(SRC),
         teachers=P.teachers,
     output:
         f"{R}/distill/shards/{{shard}}.hyp",
@@ -79,10 +79,10 @@ rule binarize_distill:
     input:
         train=rules.distill_gather.output.src,
         train_tgt=rules.distill_gather.output.tgt,
-        valid=expand(f"{R}/data/bpe/valid.{{lang}}", lang=[SRC, TGT]),
-        dict=f"{R}/data-bin/raw/dict.{SRC}.txt",
+        valid=expand(L.bpe("valid", "{lang}"), lang=[SRC, TGT]),
+        dict=L.dictionary(SRC),
     output:
-        dict=f"{R}/data-bin/distill/dict.{SRC}.txt",
+        dict=L.dictionary(SRC, "distill"),
     params:
         dest=lambda wc, output: os.path.dirname(output.dict),
         train=lambda wc, input: input.train.rsplit(".", 1)[0],

@@ -5,13 +5,13 @@
 rule score_bleu:
     input:
         hyp=f"{R}/decode/{{system}}/test.detok",
-        ref=f"{R}/data/raw/test.{TGT}",
+        ref=L.raw("test", TGT),
         timing=f"{R}/decode/{{system}}/test.timing.json",
         latency=f"{R}/decode/{{system}}/latency.timing.json",
         greedy=f"{R}/decode/verifier_b1/test.tok",
         tok=f"{R}/decode/{{system}}/test.tok",
     output:
-        f"{R}/eval/{{system}}.json",
+        L.eval("{system}"),
     log:
         log("score_{system}"),
     benchmark:

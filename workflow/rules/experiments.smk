@@ -11,7 +11,7 @@ from fastdec.workflow.experiments import bench_runs, table_items
 BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
 # folder (relative to R) of a checkpoint converted for CTranslate2 -> a run that decodes with it
-CT2 = {os.path.relpath(d, R): run for d, run in ct2_conversions(BENCH).items()}
+CT2 = {L.relative(d): run for d, run in ct2_conversions(BENCH).items()}
 CONFIG_JSON = shlex.quote(json.dumps(config))
 
 
@@ -19,9 +19,9 @@ rule bench:
     input:
         unpack(lambda wc: BENCH[wc.run].inputs()),
     output:
-        summary=f"{R}/{{run}}/summary.csv",
-        sentences=f"{R}/{{run}}/sentences.jsonl",
-        meta=f"{R}/{{run}}/meta.json",
+        summary=L.run("{run}/summary.csv"),
+        sentences=L.run("{run}/sentences.jsonl"),
+        meta=L.run("{run}/meta.json"),
     params:
         run=lambda wc: BENCH[wc.run],
         data_bin=lambda wc, input: os.path.dirname(input.dictionary),
@@ -32,9 +32,9 @@ rule bench:
     wildcard_constraints:
         run=alternatives(BENCH),
     log:
-        f"{R}/logs/bench/{{run}}.log",
+        L.log("bench/{run}"),
     benchmark:
-        f"{R}/benchmarks/bench/{{run}}.tsv"
+        L.benchmark("bench/{run}")
     # exclusive runs claim every core Snakemake was given (capped at --cores), so no other job runs beside the
     # timing; torch itself uses the run's own thread count.
     threads: lambda wc: max(BENCH[wc.run].threads, 4096 if BENCH[wc.run].exclusive else 1)
@@ -57,7 +57,7 @@ rule ct2_convert:
         checkpoint=lambda wc: CT2[wc.ct2].checkpoint,
         dictionary=lambda wc: CT2[wc.ct2].dictionary,
     output:
-        f"{R}/{{ct2}}/model.bin",
+        L.path("{ct2}", "model.bin"),
     params:
         data_bin=lambda wc, input: os.path.dirname(input.dictionary),
         langs=lambda wc: "--source-lang {} --target-lang {}".format(*CT2[wc.ct2].langs),
@@ -65,9 +65,9 @@ rule ct2_convert:
     wildcard_constraints:
         ct2=alternatives(CT2),
     log:
-        f"{R}/logs/ct2_convert/{{ct2}}.log",
+        L.log("ct2_convert/{ct2}"),
     benchmark:
-        f"{R}/benchmarks/ct2_convert/{{ct2}}.tsv",
+        L.benchmark("ct2_convert/{ct2}"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -81,7 +81,7 @@ rule table:
     input:
         lambda wc: TABLES[wc.item].inputs,
     output:
-        report(f"{R}/{{item}}", caption="../report/table.rst", category="Tables and figures"),
+        report(L.path("{item}"), caption="../report/table.rst", category="Tables and figures"),
     params:
         track=lambda wc: TABLES[wc.item].track,
         name=lambda wc: TABLES[wc.item].name,
@@ -91,9 +91,9 @@ rule table:
     wildcard_constraints:
         item=alternatives(TABLES),
     log:
-        f"{R}/logs/tables/{{item}}.log",
+        L.log("tables/{item}"),
     benchmark:
-        f"{R}/benchmarks/tables/{{item}}.tsv"
+        L.benchmark("tables/{item}")
     threads: 1
     resources:
         mem_mb=2000,

@@ -4,11 +4,11 @@
 
 rule report:
     input:
-        tables=lambda wc: [f"{R}/{item}" for item in TABLES] + REPORT_ITEMS,
+        tables=lambda wc: [L.path(item) for item in TABLES] + REPORT_ITEMS,
     output:
-        md=report(f"{R}/report/report.md", caption="../report/report.rst", category="Report"),
-        html=f"{R}/report/report.html",
-        item_list=f"{R}/report/items.json",
+        md=report(L.report("report.md"), caption="../report/report.rst", category="Report"),
+        html=L.report("report.html"),
+        item_list=L.report("items.json"),
     params:
         experiment=EXP,
         captions=os.path.join(REPO, "workflow", "report"),

@@ -9,12 +9,12 @@ rule train:
     input:
         unpack(MODELS.inputs),
     output:
-        model=f"{R}/{{track}}models/{{name}}/model.pt",
-        summary=f"{R}/{{track}}models/{{name}}/train.json",
+        model=L.model("{name}", "{track}"),
+        summary=L.model_dir("{name}", "{track}") + "/train.json",
     params:
         spec=MODELS.spec,
         data=MODELS.data,
-        save_dir=f"{R}/{{track}}models/{{name}}/checkpoints",
+        save_dir=L.model_dir("{name}", "{track}") + "/checkpoints",
         device=config["device"],
         dtype=config["dtype"],
         flags=MODELS.flags,
@@ -43,7 +43,7 @@ rule bart_init:
     input:
         P.bart.init_archive,
     output:
-        f"{R}/{{track}}models/{{name}}/bart_init.pt",
+        L.bart_init("{track}", "{name}"),
     params:
         member=P.bart.init_member,
         layers=P.bart.init_layers_arg,
