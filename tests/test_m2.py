@@ -294,7 +294,7 @@ def test_mismatched_hypothesis_count_names_both_files(tmp_path):
     hyp = tmp_path / "system.txt"
     hyp.write_text("She sees a dog .\n", encoding="utf-8")
     with pytest.raises(M2FormatError) as err:
-        m2.score_files(hyp, gold)
+        m2.score(m2.read_hypotheses(hyp), m2.read_m2(gold), names=(f"hypothesis file {hyp}", f"M2 file {gold}"))
     msg = str(err.value)
     assert str(hyp) in msg and str(gold) in msg and "1 lines" in msg and "2 sentences" in msg
 

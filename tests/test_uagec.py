@@ -95,24 +95,28 @@ def test_m2_edits_rebuild_the_references(prepared):
         assert all(_apply(s.tokens, s.annotators[k]) == r.split() for s, r in zip(sents, refs))
 
 
+def _score(hyp_path, m2_path):
+    return m2.score(m2.read_hypotheses(hyp_path), m2.read_m2(m2_path))
+
+
 def test_scoring_references_and_source(prepared):
     stats = json.loads((prepared / "stats.json").read_text(encoding="utf-8"))
     gold = m2.read_m2(prepared / "test.m2")
     n0 = sum(len(s.annotators[0]) for s in gold)
     # Reference 0 against the M2: exactly P = R = F0.5 = 1 (each sentence: annotator 0's edits are all
     # lattice arcs of (source, ref0), so the best path proposes exactly them).
-    res = m2.score_files(prepared / "test.ref0", prepared / "test.m2")
+    res = _score(prepared / "test.ref0", prepared / "test.m2")
     assert (res.precision, res.recall, res.f) == (1.0, 1.0, 1.0)
     assert res.correct == res.proposed == res.gold == n0
     assert res.approximate_sentences == 0
     # Reference 1 likewise.  (Sentences where both annotators agree are credited to annotator 0, the
     # first one, by the official tie rule.)
-    res = m2.score_files(prepared / "test.ref1", prepared / "test.m2")
+    res = _score(prepared / "test.ref1", prepared / "test.m2")
     assert (res.precision, res.recall, res.f) == (1.0, 1.0, 1.0)
     assert res.correct == stats["test_gold_edits"] - n0
     # The unchanged source proposes nothing: P = 1.0 (official 0/0 convention), R = 0, F0.5 = 0; the
     # gold count is that of the annotator with fewer edits per sentence (the one maximising F).
-    res = m2.score_files(prepared / "test.src", prepared / "test.m2")
+    res = _score(prepared / "test.src", prepared / "test.m2")
     assert (res.correct, res.proposed) == (0, 0)
     assert (res.precision, res.recall, res.f) == (1.0, 0.0, 0.0)
     assert res.gold == sum(min(len(s.annotators[0]), len(s.annotators[1])) for s in gold)

@@ -5,7 +5,6 @@ import gzip
 import hashlib
 import html
 import re
-import shutil
 import tarfile
 import urllib.error
 import urllib.request
@@ -121,8 +120,3 @@ def extract_lines(archive: str | Path, member: str, fmt: str = "text") -> list[s
     if lines and lines[-1] == "":
         lines.pop()
     return lines
-
-
-def copy_file(src, dst):
-    Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dst)

@@ -73,7 +73,6 @@ __all__ = [
     "extract_edits",
     "format_m2_block",
     "score",
-    "score_files",
     "f_beta",
 ]
 
@@ -665,23 +664,3 @@ def score(
     f = (1.0 + sqbeta) * p * r / (sqbeta * p + r) if (sqbeta * p + r) else 0.0
     return M2Score(p, r, f, beta, tot_c, tot_e, tot_g, stats)
 
-
-def score_files(
-    hyp_path: str | Path,
-    m2_path: str | Path,
-    beta: float = 0.5,
-    max_unchanged_words: int = 2,
-    ignore_whitespace_casing: bool = False,
-    max_transitive_arcs: int | None = None,
-) -> M2Score:
-    sentences = read_m2(m2_path)
-    hyps = read_hypotheses(hyp_path)
-    return score(
-        hyps,
-        sentences,
-        beta=beta,
-        max_unchanged_words=max_unchanged_words,
-        ignore_whitespace_casing=ignore_whitespace_casing,
-        names=(f"hypothesis file {hyp_path}", f"M2 file {m2_path}"),
-        max_transitive_arcs=max_transitive_arcs,
-    )

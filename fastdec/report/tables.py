@@ -1,7 +1,6 @@
 """Helpers the tables of every track share: reading a CSV cell, and the paper-only rows a table shows below ours."""
 from __future__ import annotations
 
-import json
 import math
 from typing import List, Optional
 
@@ -21,19 +20,6 @@ def to_float(v) -> Optional[float]:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(f) else f
-
-
-def read_jsonl(path) -> list[dict]:
-    """The records of a JSON-lines file (blank lines skipped); a bad line raises ValueError naming file and line."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
-    return rows
 
 
 def append_paper_only(df: pd.DataFrame, rows: List[dict]) -> pd.DataFrame:

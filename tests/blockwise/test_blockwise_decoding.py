@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 torch.set_num_threads(1)
 
-from fastdec.tracks.blockwise.decoding import blockwise_decode  # noqa: E402
+from helpers.blockwise import blockwise_decode  # noqa: E402
 from helpers.models import build_random_blockwise  # noqa: E402
 from fastdec.engine import Verifier, greedy_decode, make_drafter  # noqa: E402
 from fastdec.engine.blockwise_drafter import BlockwiseDrafter, check_blockwise_settings  # noqa: E402

@@ -3,7 +3,6 @@
 * :mod:`.plan` -- the models (variants of Table 1), their training specs, the benchmark runs and the tables;
 * :mod:`.outputs`, :mod:`.tables` -- the paper's tables and figures from the track's benchmark runs (``fastdec
   bench``), the paper's numbers (:mod:`.paper`) beside ours;
-* :mod:`.decoding` -- decode one sentence with a combined scoring/proposal model;
 * ``schema.yaml`` -- the ``blockwise:`` config section.
 
 The drafter itself is :mod:`fastdec.engine.blockwise_drafter` (registered as ``blockwise``); the model and

@@ -1,4 +1,5 @@
-"""Decode one sentence with blockwise parallel decoding (Stern et al. 2018) through the engine.
+"""Decode one sentence with blockwise parallel decoding (Stern et al. 2018) through the engine, the way the bench
+runner does for a ``blockwise`` method (tests/blockwise/test_blockwise_decoding.py).
 
 The method's settings are those of the one method grammar (fastdec.bench.methods): block size ``k`` (heads p_1 ..
 p_k; ``k = 1`` is greedy decoding with p_1), ``topk`` (1 = exact, the output equals greedy decoding with p_1; t >= 2 =
