@@ -27,8 +27,8 @@ _FILES = ("summary.csv", "selfcheck.csv", "pass_cost.csv", "meta.json", "log.txt
 
 def paper_speedup(section: str, label: str) -> Optional[str]:
     """The paper's speedup for the same row (what it is measured against in brackets), or None."""
-    from fastdec.tracks.gad.paper import GAD_TABLE1
     from fastdec.tracks.blockwise.paper import TABLE4
+    from fastdec.tracks.gad.paper import GAD_TABLE1
     from fastdec.tracks.gec.paper import IAD_TABLE1
 
     base = section.split("-")[0]

@@ -25,7 +25,6 @@ from fastdec.cli import main as fastdec  # noqa: E402
 from fastdec.tracks.blockwise import paper as P  # noqa: E402
 from fastdec.tracks.blockwise import outputs as BO  # noqa: E402
 from fastdec.tracks.blockwise import plan as B  # noqa: E402
-from fastdec.tracks.blockwise import plan as W  # noqa: E402
 
 SCHEMA = str(REPO / "fastdec" / "tracks" / "blockwise" / "schema.yaml")
 
@@ -113,14 +112,14 @@ def test_training_helpers():
 
     bw = copy.deepcopy(_config(block_sizes=[4, 2, 8])["blockwise"])
     validate(bw, SCHEMA)
-    assert W.train_block_sizes(bw) == [8] and len(W.models(bw)) == 4
+    assert B.train_block_sizes(bw) == [8] and len(B.models(bw)) == 4
     assert B.decode_block_sizes(bw, 8) == [2, 4, 8] and B.decode_block_sizes({**bw, "share_heads": False}, 4) == [4]
-    spec = W.train_spec(bw, "regular", "8", "base.pt")
+    spec = B.train_spec(bw, "regular", "8", "base.pt")
     assert spec["arch"] == "blockwise_transformer_from_base"
     assert spec["extra_args"]["freeze-base"] is True and spec["extra_args"]["block-size"] == 8
-    assert W.train_spec(bw, "both", 8, "b.pt")["extra_args"]["freeze-base"] is False
+    assert B.train_spec(bw, "both", 8, "b.pt")["extra_args"]["freeze-base"] is False
     ft = {**bw, "train": {**bw["train"], "finetune_lr": 0.01}}
-    assert W.train_spec(ft, "both", 8, "b.pt")["lr"] == 0.01 and W.train_spec(ft, "distill", 8, "b.pt")["lr"] == 0.1
+    assert B.train_spec(ft, "both", 8, "b.pt")["lr"] == 0.01 and B.train_spec(ft, "distill", 8, "b.pt")["lr"] == 0.1
 
 
 # ------------------------------------------------------------------------------------ tables on synthetic runs

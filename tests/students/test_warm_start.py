@@ -105,3 +105,12 @@ def test_the_workflow_starts_every_student_from_its_warm_start_checkpoint():
     assert warm_started(st) == []
     spec, inputs, _ = model_setup(st, "s", "results/x", PLUGIN)
     assert inputs == {} and "finetune-from-model" not in spec["extra_args"]
+
+
+def test_a_student_is_built_the_same_on_every_run(tiny_databin):
+    from fastdec.tracks.students.warm_start import build_student
+
+    first, second = (build_student(student_spec(), str(tiny_databin), PLUGIN)[1].state_dict() for _ in range(2))
+    other = build_student({**student_spec(), "seed": 2}, str(tiny_databin), PLUGIN)[1].state_dict()
+    name = "encoder.layers.3.self_attn.q_proj.weight"  # a tensor the verifier does not have
+    assert all(torch.equal(first[k], second[k]) for k in first) and not torch.equal(first[name], other[name])

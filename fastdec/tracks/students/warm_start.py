@@ -34,7 +34,8 @@ _SAME = tuple(flag.replace("-", "_") for flag in SHARED_WITH_VERIFIER) + ("activ
 
 
 def build_student(spec: dict, data_bin: str, user_dir: str):
-    """(fairseq cfg, untrained model) of a student training spec, built by fairseq-train's own parser."""
+    """(fairseq cfg, untrained model) of a student training spec, built by fairseq-train's own parser, its fresh
+    tensors drawn from the spec's seed (fairseq's --seed, 1 unless set)."""
     from fairseq import options, tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
@@ -45,6 +46,8 @@ def build_student(spec: dict, data_bin: str, user_dir: str):
     args = options.parse_args_and_arch(parser, cmd[1:])
     cfg = convert_namespace_to_omegaconf(args)
     task = tasks.setup_task(cfg.task)
+    # the student's own tensors start as fairseq-train would draw them for its seed: the same start on every run
+    torch.manual_seed(cfg.common.seed)
     return cfg, task.build_model(cfg.model)
 
 
