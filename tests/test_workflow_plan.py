@@ -92,6 +92,15 @@ def test_cross_field_checks_name_the_key():
         plan(mutate=lambda c: c["blockwise"]["decode"].update(min_block_sizes=[99]))
     with pytest.raises(ValueError, match="no `gad:` section"):
         plan(mutate=lambda c: c.pop("gad"))
+    with pytest.raises(ValueError, match="tracks.gadd: no such track"):
+        plan(mutate=lambda c: c["tracks"].update(gadd=True))
+    with pytest.raises(ValueError, match="unknown section `decod:`"):
+        plan(mutate=lambda c: c.update(decod={"beam": 4}))
+
+
+def test_the_registry_fills_the_switches_a_config_leaves_out():
+    p = plan(mutate=lambda c: [c["tracks"].pop(k) for k in ("mt_at", "students")])
+    assert p.tracks["mt_at"] is True and p.tracks["students"] is False
 
 
 def test_a_cuda_run_without_a_gpu_request_is_a_config_error():

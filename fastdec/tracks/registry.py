@@ -21,6 +21,7 @@ class Track:
     switch: str                 # the config's ``tracks:`` key that turns it on
     name: str                   # its folder fastdec/tracks/<name>/ and its config section ``<name>:`` (with a schema)
     on_mt_chain: bool           # it builds on the MT chain (teacher -> Seq-KD -> verifier: fastdec.tracks.chain)
+    default: bool = False       # on when the config's ``tracks:`` does not name it
 
     @property
     def plan(self):
@@ -50,11 +51,11 @@ class Track:
 
 
 TRACKS = (
-    Track("mt_at", "mt", on_mt_chain=True),
-    Track("gec_iad", "gec", on_mt_chain=False),
-    Track("gad", "gad", on_mt_chain=True),
-    Track("blockwise", "blockwise", on_mt_chain=True),
-    Track("students", "students", on_mt_chain=True),
+    Track("mt_at", "mt", on_mt_chain=True, default=True),  # teacher / Seq-KD / AT verifier (GAD Table 1 AT rows)
+    Track("gec_iad", "gec", on_mt_chain=False),  # a GEC model, IAD vs beam/greedy (Ge et al.)
+    Track("gad", "gad", on_mt_chain=True),  # NAT drafter, GAD / GAD++ (Xia et al.)
+    Track("blockwise", "blockwise", on_mt_chain=True),  # blockwise parallel decoding (Stern et al.)
+    Track("students", "students", on_mt_chain=True),  # efficient students: SSRU/AAN, depths, L0 pruning (Hsu et al.)
 )
 
 
@@ -66,7 +67,25 @@ def track(name: str) -> Track:
 
 
 def enabled(config: dict) -> List[Track]:
-    return [t for t in TRACKS if config["tracks"].get(t.switch)]
+    switches = config.get("tracks") or {}
+    return [t for t in TRACKS if switches.get(t.switch, t.default)]
+
+
+def fill_switches(config: dict) -> None:
+    """``config["tracks"]`` with a switch for every track (its default where the config has none); a switch that
+    names no track is an error."""
+    switches = config.setdefault("tracks", {})
+    unknown = [k for k in switches if k not in {t.switch for t in TRACKS}]
+    if unknown:
+        raise ValueError(f"config tracks.{unknown[0]}: no such track; the switches are "
+                         f"{', '.join(t.switch for t in TRACKS)} (fastdec/tracks/registry.py)")
+    for t in TRACKS:
+        switches.setdefault(t.switch, t.default)
+
+
+def sections() -> List[str]:
+    """The config sections of the tracks (``gec:``, ``gad:``, ...)."""
+    return [t.name for t in TRACKS if t.schema]
 
 
 def mt_chain(config: dict) -> bool:

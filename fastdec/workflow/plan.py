@@ -22,6 +22,12 @@ def check_config(config: dict, repo: str) -> None:
     (defaults filled in), and the checks a schema cannot express hold. Errors name the config key."""
     from snakemake.utils import validate
 
+    registry.fill_switches(config)
+    shared = _shared_sections(repo)
+    unknown = [k for k in config if k not in shared and k not in registry.sections()]
+    if unknown:
+        raise ValueError(f"config: unknown section `{unknown[0]}:`; the config has {', '.join(shared)} and the "
+                         f"tracks' sections {', '.join(registry.sections())}")
     tracks = registry.enabled(config)
     if registry.mt_chain(config):
         missing = [k for k in ("data", "bpe", "train") if k not in config]
@@ -41,6 +47,14 @@ def check_config(config: dict, repo: str) -> None:
             t.plan.check(config)
 
 
+def _shared_sections(repo: str) -> List[str]:
+    """The top-level keys of workflow/schemas/config.schema.yaml (the tracks' sections come from the registry)."""
+    import yaml
+
+    with open(os.path.join(repo, "workflow", "schemas", "config.schema.yaml"), encoding="utf-8") as f:
+        return list(yaml.safe_load(f)["properties"])
+
+
 def job_python(workflow) -> str:
     """With --software-deployment-method conda each job runs in envs/fastdec.yaml and calls that env's python;
     otherwise jobs use the interpreter running Snakemake (the project's .venv)."""
@@ -58,9 +72,10 @@ def default_conda_env(workflow, env_file: str) -> None:
     """Give every rule without its own software environment the project's conda env, in one place.
 
     Snakemake has no per-job default: its top-level ``conda:`` directive deploys an env for the Snakemake process
-    itself (conda-inject), and ``--default-resources`` covers resources only. Call this after the last rule."""
+    itself (conda-inject), and ``--default-resources`` covers resources only. A ``run:`` rule executes inside the
+    Snakemake process and gets none. Call this after the last rule."""
     for rule in workflow.rules:
-        if not (rule.norun or rule.conda_env or rule.container_img or rule.env_modules):
+        if not (rule.norun or rule.is_run or rule.conda_env or rule.container_img or rule.env_modules):
             rule.conda_env = env_file
 
 

@@ -1,9 +1,7 @@
 # The experiment layer shared by every track: ONE benchmark rule (every method of a run on the same weights, in one
 # process, interleaved: `fastdec bench`) and ONE table rule (`fastdec tables TRACK NAME`). Which runs and tables
-# exist, and the files each reads, come from the track modules (fastdec/tracks/<track>.py); results follow one
-# schema (docs/RESULTS.md).
-import shlex
-
+# exist, and the files each reads, come from the tracks (fastdec/tracks/registry.py); results follow one schema
+# (docs/RESULTS.md).
 from fastdec.tracks.base import ct2_conversions
 from fastdec.tracks.specs import alternatives
 from fastdec.workflow.experiments import bench_runs, table_items
@@ -12,7 +10,6 @@ BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
 # folder (relative to R) of a checkpoint converted for CTranslate2 -> a run that decodes with it
 CT2 = {L.relative(d): run for d, run in ct2_conversions(BENCH).items()}
-CONFIG_JSON = shlex.quote(json.dumps(config))
 
 
 rule bench:
@@ -77,16 +74,31 @@ rule ct2_convert:
         "--output-dir {params.out} > {log} 2>&1"
 
 
+rule resolved_config:
+    # The config as the jobs see it (validated, schema defaults filled in), written once for the table jobs; a changed
+    # value rewrites it (params), and the tables after it.
+    output:
+        L.path("config.yaml"),
+    params:
+        config=json.dumps(config),
+    localrule: True
+    run:
+        import yaml
+
+        with open(output[0], "w", encoding="utf-8") as f:
+            yaml.safe_dump(json.loads(params.config), f, sort_keys=False)
+
+
 rule table:
     input:
-        lambda wc: TABLES[wc.item].inputs,
+        config=L.path("config.yaml"),
+        reads=lambda wc: TABLES[wc.item].inputs,
     output:
         report(L.path("{item}"), caption="../report/table.rst", category="Tables and figures"),
     params:
         track=lambda wc: TABLES[wc.item].track,
         name=lambda wc: TABLES[wc.item].name,
         caption=lambda wc: TABLES[wc.item].caption_text(REPO),
-        config=CONFIG_JSON,
         results=lambda wc, output: output[0][: -len(wc.item) - 1],  # results/<experiment>
     wildcard_constraints:
         item=alternatives(TABLES),
@@ -99,5 +111,5 @@ rule table:
         mem_mb=2000,
         runtime=10,
     shell:
-        "MPLBACKEND=Agg $PY -m fastdec tables {params.track} {params.name} --config {params.config} "
+        "MPLBACKEND=Agg $PY -m fastdec tables {params.track} {params.name} --config {input.config} "
         "--results {params.results} --output {output} > {log} 2>&1"
