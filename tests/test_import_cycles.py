@@ -9,17 +9,11 @@ from helpers.import_graph import find_cycle, import_graph
 REPO = Path(__file__).resolve().parents[1]
 # lowest first: a module may import its own layer and those below it
 LAYERS = ["fastdec.report", "fastdec.tracks", "fastdec.claims", "fastdec.workflow"]
-# imports that still close a cycle, each inside a function (remove an entry when its cycle is gone): the engine's
-# batched verifier picks the C one, which builds on the batched verifier's checks
-KNOWN = {("fastdec.engine.fast_batched", "fastdec.engine.batched")}
 
 
 @pytest.fixture(scope="module")
 def graph():
-    g = import_graph(REPO, "fastdec")
-    for a, b in KNOWN:
-        g[a].discard(b)
-    return g
+    return import_graph(REPO, "fastdec")
 
 
 def _layer(module: str):
@@ -31,13 +25,8 @@ def test_no_import_cycle(graph):
 
 
 def test_the_graph_sees_imports_inside_functions(graph):
-    # the workflow's table command imports the claims inside its main(): the graph has that edge
+    # the table command imports the experiment layer inside its main(): the graph has that edge
     assert "fastdec.workflow.experiments" in graph["fastdec.workflow.tables_cli"]
-
-
-def test_known_cycles_still_exist():
-    g = import_graph(REPO, "fastdec")
-    assert all(b in g[a] for a, b in KNOWN), "a known cycle is gone: remove it from KNOWN"
 
 
 def test_a_cycle_is_found():
