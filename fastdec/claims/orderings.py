@@ -46,7 +46,8 @@ def gadpp_accepts_more(df: pd.DataFrame) -> dict:
     pairs = [(int(r.k), float(r.tokens_per_iteration), float(r.gad_tokens_per_iteration)) for r in rows.itertuples()
              if pd.notna(r.tokens_per_iteration) and pd.notna(r.gad_tokens_per_iteration)]
     return {"claim": "GAD++ accepts more tokens per iteration than GAD, at every block size k",
-            "paper": "GAD Table 2 (WMT14 En-De valid): GAD++ above GAD at every k",
+            "paper": "Xia footnote 8 (WMT14 En-De dev, k = 25): GAD++ 10.99 vs GAD 6.13 tokens per iteration; Ge "
+                     "Table 5: GAD++ above GAD",
             "ours": "; ".join(f"k={k}: {pp:.2f} vs {g:.2f}" for k, pp, g in pairs),
             "holds": bool(pairs) and all(pp > g for _, pp, g in pairs)}
 

@@ -56,6 +56,7 @@ TRACKS = (
     Track("gad", "gad", on_mt_chain=True),  # NAT drafter, GAD / GAD++ (Xia et al.)
     Track("blockwise", "blockwise", on_mt_chain=True),  # blockwise parallel decoding (Stern et al.)
     Track("students", "students", on_mt_chain=True),  # efficient students: SSRU/AAN, depths, L0 pruning (Hsu et al.)
+    Track("superres", "superres", on_mt_chain=False),  # blockwise super-resolution, distance-based acceptance (Stern et al.)
 )
 
 

@@ -133,6 +133,20 @@ def test_track_tables_read_the_common_results(smoke_run):
         assert (smoke_run / item).stat().st_size > 1000, item
 
 
+def test_superres_track_decodes_patches_exactly_and_within_epsilon(smoke_run):
+    """Stern Table 2 at smoke scale: every k row, exact columns identical to greedy decoding (lossless on a trained
+    model), the distance-based columns decoded, outputs of 64 intensity tokens."""
+    t2 = pd.read_csv(smoke_run / "superres/tables/stern_table2.csv").set_index("k")
+    assert list(t2.index) == [1, 2, 4]
+    assert (t2[["regular_identical_pct", "fine_tuning_identical_pct"]] == 100.0).all().all()
+    assert t2[["regular", "approximate", "fine_tuning", "both"]].notna().all().all()
+    assert (t2.loc[[2, 4], "both"] >= 1.0).all() and (t2["both_pixel_error"] >= 0).all()
+    run = read_run(str(smoke_run / "superres/bench/valid/finetune_k4"))
+    assert run.row("blockwise-k4-eps2")["eps"] == 2 and not run.row("blockwise-k4-eps2")["exact"]
+    assert all(len(h.split()) <= 64 and all(t.isdigit() for t in h.split()) for h in run.hyps("greedy"))
+    assert (smoke_run / "superres/tables/stern_figure4_superres.png").stat().st_size > 1000
+
+
 def test_killed_training_resumes_from_checkpoint_last(tmp_path):
     cfg = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     cfg["experiment"] = "resume"

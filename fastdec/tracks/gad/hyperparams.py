@@ -24,11 +24,11 @@ GAD_TABLE10 = {
     "drafter": {
         "devices (GPUs)": P(8, text="8 Nvidia V100"), "label smoothing": P(0.1), "max tokens (per GPU)": P(4096),
         "update frequency": P(4), "tokens per update (devices x max tokens x update frequency)": P(8 * 4096 * 4),
-        "dropout rate": P(0.1), "max source positions": P(1000), "max target positions": P(1000),
-        "Adam lr": P(5e-4), "Adam beta_1": P(0.9), "Adam beta_2": P(0.999), "Adam epsilon": P(1e-6),
+        "dropout rate": P(0.1, text="0.1 (Xia Table 10; Ge Table 13: 0.1, 0.2 or 0.3)"),
+        "max source positions": P(1000), "max target positions": P(1000), "Adam lr": P(5e-4), "Adam beta_1": P(0.9),
+        "Adam beta_2": P(0.999), "Adam epsilon": P(1e-6),
         "lr scheduler": INVERSE_SQRT, "warm-up lr": P(1e-7), "weight decay": P(0.01), "clip norm": P(5.0),
-        "warmup updates": P(10000), "max updates": P(300000), "max epochs": P(1000),
-        "checkpoint averaging": P("last 10"),
+        "warmup updates": P(10000), "max updates": P(300000), "checkpoint averaging": P("last 10"),
     },
 }
 

@@ -11,7 +11,7 @@ from fastdec.tracks.hyperparams import INVERSE_SQRT, ONE_GPU, P, REPO, compare, 
 TRANSFORMER_BIG = "6+6 layers, 1024/4096, 16 heads"
 
 # Ge et al. Table 11, "train from scratch" (the pretrain / fine-tune columns belong to the BART-initialised 12+2
-# model of Table 3, which no config builds yet)
+# model of Table 3: config/gec_bart.yaml)
 GEC_TABLE11 = {
     "model": {
         "model architecture": P(TRANSFORMER_BIG, text="Transformer-big"), "max epochs": P(60),

@@ -1,0 +1,138 @@
+"""The super-resolution track (Stern et al. 2018, Sec. 7.2): what it builds under ``results/<experiment>/superres/``.
+
+* ``data/{train,valid,test}.{lr,hr}`` patches of the image (rule superres_data, :mod:`.images`) and their data-bin
+  ``data-bin/`` with one joined dictionary of intensity tokens (rule superres_binarize);
+* ``models/base``: a Transformer low -> high resolution (the ONE training rule); ``models/<variant>_k<K>``: its
+  blockwise proposal heads, K = max(block_sizes), frozen (regular) or fine-tuned (finetune), with the Blockwise track's
+  training recipe (fastdec.tracks.blockwise.plan.train_spec);
+* ``bench/valid/<variant>_k<K>``: greedy decoding and, at every k, exact (``blockwise:k=k``) and distance-based
+  (``blockwise:k=k:eps=E``) blockwise decoding of the validation patches;
+* ``tables/stern_table2.csv`` (mean accepted block size per k and column, the paper's beside), and
+  ``stern_figure4_superres.csv``/``.png`` (wall-clock speedup against mean block size, the "Both" column).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Dict, List, Tuple
+
+from fastdec.layout import ResultsLayout
+from fastdec.tracks.base import TRACKS_DIR, BenchRun, TableItem, schema_path, section as validated_section
+from fastdec.tracks.specs import Model
+
+TRACK = "superres/"
+SRC, TGT = "lr", "hr"
+MODEL_NAMES = r"base|(?:regular|finetune)_k\d+"
+_TABLES = "superres/tables"
+
+
+def _check_base(base: dict) -> None:
+    """``superres.base`` against the config schema's model spec (the MT chain's ``train.<model>``)."""
+    import jsonschema
+    import yaml
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(TRACKS_DIR)), "workflow/schemas/config.schema.yaml"),
+              encoding="utf-8") as f:
+        defs = yaml.safe_load(f)["definitions"]
+    try:
+        jsonschema.validate(base, {"$ref": "#/definitions/train_spec", "definitions": defs})
+    except jsonschema.ValidationError as e:
+        where = ".".join(str(p) for p in e.absolute_path)
+        raise ValueError(f"config superres.base{'.' + where if where else ''}: {e.message}") from None
+
+
+def heads_section(sr: dict) -> dict:
+    """``superres.heads`` checked against, and filled in with the defaults of, the Blockwise track's ``train``."""
+    from snakemake.utils import validate
+
+    bw = {"block_sizes": sr["block_sizes"], "train": copy.deepcopy(sr["heads"])}
+    try:
+        validate(bw, schema_path("blockwise"))
+    except Exception as e:  # noqa: BLE001  (snakemake's WorkflowError)
+        raise ValueError(f"config superres.heads (the keys of blockwise.train): {e}") from None
+    return bw["train"]
+
+
+def section(config: dict) -> dict:
+    """The ``superres:`` section validated (defaults filled in, on a copy), its heads too."""
+    sr = validated_section(config, "superres")
+    _check_base(sr["base"])
+    sr["heads"] = heads_section(sr)
+    if sr["patch_side"] % sr["scale"]:
+        raise ValueError(f"config superres.patch_side {sr['patch_side']} must be a multiple of superres.scale "
+                         f"{sr['scale']}")
+    return sr
+
+
+def check(config: dict) -> None:
+    section(config)
+
+
+def K(sr: dict) -> int:
+    """The number of proposal heads of every model (decoded at each block size with its first k heads)."""
+    return max(sr["block_sizes"])
+
+
+def models(sr: dict) -> List[str]:
+    return [f"{v}_k{K(sr)}" for v in sr["variants"]]
+
+
+def data_files(R: str) -> List[str]:
+    """The patches the data job writes (rule superres_data)."""
+    L = ResultsLayout(R)
+    return [L.path("superres/data", f"{split}.{side}") for split in ("train", "valid", "test") for side in (SRC, TGT)]
+
+
+def data_bin(R: str) -> str:
+    return ResultsLayout(R).path("superres/data-bin")
+
+
+def model(config: dict, R: str, name: str, plugin: str) -> Model:
+    """``superres/models/base`` (a Transformer on the patches) or ``<variant>_k<K>`` (its proposal heads)."""
+    from fastdec.tracks.blockwise.plan import train_spec
+
+    sr, L = section(config), ResultsLayout(R)
+    dictionary = f"{data_bin(R)}/dict.{SRC}.txt"
+    if name == "base":
+        return Model(json.dumps(sr["base"]), data_bin(R), {"data": dictionary}, sr["base"], priority=10)
+    variant, k = name.rsplit("_k", 1)
+    base = L.model("base", TRACK)
+    spec = train_spec({"train": sr["heads"]}, variant, k, base)  # regular: frozen base; finetune: not
+    return Model(json.dumps(spec), data_bin(R), {"base": base, "data": dictionary}, sr["heads"],
+                 f"--criterion blockwise_cross_entropy --user-dir {plugin}")
+
+
+def methods(sr: dict) -> List[str]:
+    """Greedy, then exact and distance-based blockwise decoding at every k."""
+    out = ["greedy"]
+    for k in sorted(sr["block_sizes"]):
+        out += [f"blockwise:k={k}", f"blockwise:k={k}:eps={sr['epsilon']}"]
+    return out
+
+
+def runs(sr: dict) -> Dict[str, Tuple[str, str]]:
+    """Run dir (relative to R) -> (variant, model name)."""
+    return {f"superres/bench/valid/{name}": (name.rsplit("_k", 1)[0], name) for name in models(sr)}
+
+
+def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
+    sr, L = section(config), ResultsLayout(R)
+    dec, side = sr["decode"], sr["patch_side"]
+    return {run: BenchRun(
+        "superres", checkpoint=L.model(name, TRACK), dictionary=f"{data_bin(R)}/dict.{SRC}.txt",
+        src=L.path("superres/data", f"valid.{SRC}"), methods=methods(sr), langs=(SRC, TGT), limit=sr["valid_patches"],
+        warmup=dec["warmup"], threads=dec["threads"], device=config.get("device", "cpu"),
+        max_len_a=0.0, max_len_b=side * side, mem_mb=dec["mem_mb"], runtime=dec["runtime"], gpus=dec["gpus"])
+        for run, (_, name) in runs(sr).items()}
+
+
+def table_items(config: dict, R: str) -> Dict[str, TableItem]:
+    sr, L = section(config), ResultsLayout(R)
+    summaries = [L.run(f"{run}/summary.csv") for run in runs(sr)]
+    truth = [L.path("superres/data", f"valid.{TGT}")]
+    hyps = [L.run(f"{run}/meta.json") for run in runs(sr)]
+    items = {"stern_table2.csv": summaries + hyps + truth, "stern_figure4_superres.csv": summaries,
+             "stern_figure4_superres.png": summaries}
+    return {f"{_TABLES}/{path}": TableItem("superres", path.rsplit(".", 1)[0], inputs)
+            for path, inputs in items.items()}
