@@ -55,4 +55,5 @@ cluster-test: setup
 	$(BIN)/python -m pytest -q tests/cluster
 
 lint: setup
+	$(BIN)/snakefmt --check Snakefile workflow/rules fastdec/tracks
 	$(BIN)/snakemake --lint

@@ -46,9 +46,9 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
 
 
 # A `device: cuda` run executed on this machine needs a GPU here (checked once jobs are about to start: a dry run, or

@@ -46,6 +46,14 @@ class ResultsLayout:
     def model(self, name: str, track: str = "") -> str:
         return f"{self.model_dir(name, track)}/model.pt"
 
+    def train_summary(self, name: str, track: str = "") -> str:
+        """What the training job reports (updates, time, resumed), beside the model."""
+        return f"{self.model_dir(name, track)}/train.json"
+
+    def checkpoints(self, name: str, track: str = "") -> str:
+        """fairseq's checkpoints of a model (a killed training resumes from checkpoint_last.pt here)."""
+        return f"{self.model_dir(name, track)}/checkpoints"
+
     def ct2(self, name: str, track: str = "") -> str:
         """The checkpoint converted for CTranslate2 (rule ct2_convert)."""
         return f"{self.model_dir(name, track)}/ct2"

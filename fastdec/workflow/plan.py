@@ -238,3 +238,15 @@ class Plan:
         tests = self._binned(wildcards).splits[2:]
         prefix = os.path.dirname(input[0])  # the splits come first
         return f"--testpref {','.join(f'{prefix}/{s}' for s in tests)}" if tests else ""
+
+
+def write_resolved_config(config_json: str, output: str, log: str) -> None:
+    """The resolved_config rule: the validated config (defaults filled in) as YAML, for the table jobs."""
+    import json
+
+    import yaml
+
+    with open(output, "w", encoding="utf-8") as f:
+        yaml.safe_dump(json.loads(config_json), f, sort_keys=False)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write(f"wrote {output}\n")

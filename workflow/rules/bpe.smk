@@ -11,19 +11,19 @@ rule learn_bpe:
         P.bpe_train_text,
     output:
         f"{R}/{{ds}}data/bpe/codes",
-    params:
-        merges=P.bpe_merges,
-        min_freq=P.bpe_min_frequency,
-    wildcard_constraints:
-        **P.bpe_constraints(),
     log:
         log("{ds}learn_bpe"),
     benchmark:
         bench("{ds}learn_bpe")
+    wildcard_constraints:
+        **P.bpe_constraints(),
     threads: 1
     resources:
         mem_mb=8000,
         runtime=120,
+    params:
+        merges=P.bpe_merges,
+        min_freq=P.bpe_min_frequency,
     shell:
         "$PY $SCRIPTS/bpe.py learn --inputs {input} --merges {params.merges} "
         "--min-frequency {params.min_freq} --codes {output} > {log} 2>&1"
@@ -35,13 +35,13 @@ rule apply_bpe:
         text=P.bpe_text,
     output:
         f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
-    wildcard_constraints:
-        split=r"train|valid|test|final|train\.\d+",  # train.<k>: a shard of the synthetic pretraining pairs
-        **P.bpe_constraints(),
     log:
         log("{ds}apply_bpe_{split}.{lang}"),
     benchmark:
         bench("{ds}apply_bpe_{split}.{lang}")
+    wildcard_constraints:
+        **P.bpe_constraints(),
+        split=r"train|valid|test|final|train\.\d+",  # train.<k>: a shard of the synthetic pretraining pairs
     threads: 1
     resources:
         mem_mb=2000,
@@ -58,19 +58,19 @@ rule gpt2_bpe:
         vocab=P.bart.file("vocab.bpe"),
     output:
         f"{R}/{{ds}}data/bpe/{{split}}.{{lang}}",
-    params:
-        truncate=P.gpt2_truncate_arg,
-    wildcard_constraints:
-        split="train|valid|test",
-        **P.bpe_constraints(gpt2=True),
     log:
         log("{ds}gpt2_bpe_{split}.{lang}"),
     benchmark:
         bench("{ds}gpt2_bpe_{split}.{lang}")
+    wildcard_constraints:
+        **P.bpe_constraints(gpt2=True),
+        split="train|valid|test",
     threads: 1
     resources:
         mem_mb=4000,
         runtime=240,
+    params:
+        truncate=P.gpt2_truncate_arg,
     shell:
         "$PY $SCRIPTS/gpt2_bpe.py --encoder-json {input.encoder} --vocab-bpe {input.vocab} --input {input.text} "
         "--output {output} {params.truncate} > {log} 2>&1"
@@ -83,22 +83,22 @@ rule binarize:
         srcdict=P.binarize_dict,
     output:
         f"{R}/{{bin}}/dict.{{src}}.txt",
+    log:
+        log("{bin}/binarize.{src}"),
+    benchmark:
+        bench("{bin}/binarize.{src}")
+    wildcard_constraints:
+        **P.bin_constraints(),
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=P.binarize_runtime,
     params:
         prefix=lambda wc, input: os.path.dirname(input.splits[0]),
         srcdict=P.binarize_dict_arg,
         dest=lambda wc, output: os.path.dirname(output[0]),
         tgt=P.binarize_tgt,
         tests=P.binarize_test_arg,
-    wildcard_constraints:
-        **P.bin_constraints(),
-    log:
-        log("{bin}/binarize.{src}"),
-    benchmark:
-        bench("{bin}/binarize.{src}")
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=P.binarize_runtime,
     shell:
         "$PY -m fairseq_cli.preprocess --source-lang {wildcards.src} --target-lang {params.tgt} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid {params.tests} "

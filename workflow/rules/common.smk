@@ -3,10 +3,18 @@
 import json  # rules use json and os
 import os
 
-from fastdec.workflow import Plan, check_config, check_device, default_conda_env, job_python
+from fastdec.workflow import (
+    Plan,
+    check_config,
+    check_device,
+    default_conda_env,
+    job_python,
+)
 
 check_config(config, workflow.basedir)
-check_device(config, local_run=False)  # dtype vs device now; CUDA present: at onstart (Snakefile), not in dry runs
+check_device(
+    config, local_run=False
+)  # dtype vs device now; CUDA present: at onstart (Snakefile), not in dry runs
 P = Plan(config, workflow.basedir, job_python(workflow))
 
 EXP = P.exp

@@ -1,6 +1,7 @@
 # MT chain data: embedded corpus (default) or downloaded archives (paper scale, fetch.smk) -> checked, cleaned plain
 # text -> tokens; the latency subset of the BPE'd test set.
 
+
 rule prepare_split:
     input:
         unpack(prepare_inputs),
@@ -8,23 +9,25 @@ rule prepare_split:
         src=L.raw("{split}", SRC),
         tgt=L.raw("{split}", TGT),
         report=f"{R}/data/raw/{{split}}.report.json",
-    params:
-        sources=prepare_source_args,
-        limit=lambda wc: (
-            f"--limit {DATA['subset'][wc.split]}" if DATA.get("subset", {}).get(wc.split) else ""
-        ),
-        max_words=DATA["max_words"],
-        max_ratio=DATA["max_ratio"],
-    wildcard_constraints:
-        split="train|valid|test|final",
     log:
         log("prepare_{split}"),
     benchmark:
         bench("prepare_{split}")
+    wildcard_constraints:
+        split="train|valid|test|final",
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        sources=prepare_source_args,
+        limit=lambda wc: (
+            f"--limit {DATA['subset'][wc.split]}"
+            if DATA.get("subset", {}).get(wc.split)
+            else ""
+        ),
+        max_words=DATA["max_words"],
+        max_ratio=DATA["max_ratio"],
     shell:
         "$PY $SCRIPTS/prepare_data.py {params.sources} --split {wildcards.split} {params.limit} "
         "--max-words {params.max_words} --max-ratio {params.max_ratio} "
@@ -36,12 +39,12 @@ rule tokenize:
         L.raw("{split}", "{lang}"),
     output:
         L.data("tok", "{split}", "{lang}"),
-    wildcard_constraints:
-        split="train|valid|test|final",
     log:
         log("tokenize_{split}.{lang}"),
     benchmark:
         bench("tokenize_{split}.{lang}")
+    wildcard_constraints:
+        split="train|valid|test|final",
     threads: 1
     resources:
         mem_mb=2000,
@@ -56,8 +59,6 @@ rule latency_subset:
         L.bpe("test", "{lang}"),
     output:
         L.bpe("latency", "{lang}"),
-    params:
-        n=DEC.get("latency_sentences") or 10**9,
     log:
         log("latency_subset.{lang}"),
     benchmark:
@@ -66,5 +67,7 @@ rule latency_subset:
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        n=DEC.get("latency_sentences") or 10**9,
     shell:
         "head -n {params.n} {input} > {output} 2> {log}"

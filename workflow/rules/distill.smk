@@ -2,6 +2,7 @@
 # search, scattered over config distill.shards jobs and gathered into a new training set with the same dictionary.
 # distill.teachers > 1: an ensemble of teachers (teacher, teacher2, ..: other seeds) translates (GAD paper Table 6).
 
+
 rule shard_train:
     input:
         src=L.bpe("train", SRC),
@@ -28,6 +29,17 @@ rule distill_shard:
         teachers=P.teachers,
     output:
         f"{R}/distill/shards/{{shard}}.hyp",
+    log:
+        log("distill_translate_{shard}"),
+    benchmark:
+        bench("distill_translate_{shard}")
+    wildcard_constraints:
+        shard=r"\d+",
+    threads: KD["threads"]
+    resources:
+        mem_mb=KD["mem_mb"],
+        runtime=KD["runtime"],
+        gpu=KD["gpus"],
     params:
         beam=KD["beam"],
         max_tokens=KD["max_tokens"],
@@ -36,17 +48,6 @@ rule distill_shard:
         device=config["device"],
         langs=f"--src-lang {SRC} --tgt-lang {TGT}",
         ensemble=lambda wc, input: ":".join(input.teachers),  # fairseq-generate --path a.pt:b.pt: an ensemble
-    wildcard_constraints:
-        shard=r"\d+",
-    log:
-        log("distill_translate_{shard}"),
-    benchmark:
-        bench("distill_translate_{shard}")
-    threads: KD["threads"]
-    resources:
-        mem_mb=KD["mem_mb"],
-        runtime=KD["runtime"],
-        gpu=KD["gpus"],
     shell:
         "$PY $SCRIPTS/distill.py translate --src {input.src} --tgt {input.tgt} {params.langs} "
         "--dict {input.dict} --checkpoint {params.ensemble} --output {output} --beam {params.beam} "
@@ -83,11 +84,6 @@ rule binarize_distill:
         dict=L.dictionary(SRC),
     output:
         dict=L.dictionary(SRC, "distill"),
-    params:
-        dest=lambda wc, output: os.path.dirname(output.dict),
-        train=lambda wc, input: input.train.rsplit(".", 1)[0],
-        valid=lambda wc, input: input.valid[0].rsplit(".", 1)[0],
-        langs=f"--source-lang {SRC} --target-lang {TGT}",
     log:
         log("binarize_distill"),
     benchmark:
@@ -96,6 +92,11 @@ rule binarize_distill:
     resources:
         mem_mb=4000,
         runtime=60,
+    params:
+        dest=lambda wc, output: os.path.dirname(output.dict),
+        train=lambda wc, input: input.train.rsplit(".", 1)[0],
+        valid=lambda wc, input: input.valid[0].rsplit(".", 1)[0],
+        langs=f"--source-lang {SRC} --target-lang {TGT}",
     shell:
         "$PY -m fairseq_cli.preprocess {params.langs} "
         "--trainpref {params.train} --validpref {params.valid} --destdir {params.dest} "

@@ -5,6 +5,7 @@
 from fastdec.tracks.base import ct2_conversions
 from fastdec.tracks.specs import alternatives
 from fastdec.workflow.experiments import bench_runs, table_items
+from fastdec.workflow.plan import write_resolved_config
 
 BENCH = bench_runs(config, R)  # run dir (relative to R) -> BenchRun
 TABLES = table_items(config, R)  # table path (relative to R) -> TableItem
@@ -19,19 +20,12 @@ rule bench:
         summary=L.run("{run}/summary.csv"),
         sentences=L.run("{run}/sentences.jsonl"),
         meta=L.run("{run}/meta.json"),
-    params:
-        run=lambda wc: BENCH[wc.run],
-        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
-        ref=lambda wc, input: f"--ref {input.ref} --lang {BENCH[wc.run].lang}" if BENCH[wc.run].ref else "",
-        limit=lambda wc: f"--limit {BENCH[wc.run].limit}" if BENCH[wc.run].limit else "",
-        methods=lambda wc: ",".join(BENCH[wc.run].methods),
-        out=lambda wc, output: os.path.dirname(output.summary),
-    wildcard_constraints:
-        run=alternatives(BENCH),
     log:
         L.log("bench/{run}"),
     benchmark:
         L.benchmark("bench/{run}")
+    wildcard_constraints:
+        run=alternatives(BENCH),
     # exclusive runs claim every core Snakemake was given (capped at --cores), so no other job runs beside the
     # timing; torch itself uses the run's own thread count.
     threads: lambda wc: max(BENCH[wc.run].threads, 4096 if BENCH[wc.run].exclusive else 1)
@@ -39,6 +33,17 @@ rule bench:
         mem_mb=lambda wc: BENCH[wc.run].mem_mb,
         runtime=lambda wc: BENCH[wc.run].runtime,
         gpu=lambda wc: BENCH[wc.run].gpus,
+    params:
+        run=lambda wc: BENCH[wc.run],
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        ref=lambda wc, input: (
+            f"--ref {input.ref} --lang {BENCH[wc.run].lang}"
+            if BENCH[wc.run].ref
+            else ""
+        ),
+        limit=lambda wc: f"--limit {BENCH[wc.run].limit}" if BENCH[wc.run].limit else "",
+        methods=lambda wc: ",".join(BENCH[wc.run].methods),
+        out=lambda wc, output: os.path.dirname(output.summary),
     shell:
         "export OMP_NUM_THREADS={params.run.threads} MKL_NUM_THREADS={params.run.threads}; "
         "$PY -m fastdec bench --checkpoint {input.checkpoint} --data-bin {params.data_bin} --input {input.src} "
@@ -55,20 +60,20 @@ rule ct2_convert:
         dictionary=lambda wc: CT2[wc.ct2].dictionary,
     output:
         L.path("{ct2}", "model.bin"),
-    params:
-        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
-        langs=lambda wc: "--source-lang {} --target-lang {}".format(*CT2[wc.ct2].langs),
-        out=lambda wc, output: os.path.dirname(output[0]),
-    wildcard_constraints:
-        ct2=alternatives(CT2),
     log:
         L.log("ct2_convert/{ct2}"),
     benchmark:
-        L.benchmark("ct2_convert/{ct2}"),
+        L.benchmark("ct2_convert/{ct2}")
+    wildcard_constraints:
+        ct2=alternatives(CT2),
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        langs=lambda wc: "--source-lang {} --target-lang {}".format(*CT2[wc.ct2].langs),
+        out=lambda wc, output: os.path.dirname(output[0]),
     shell:
         "$PY -m fastdec ct2-convert --checkpoint {input.checkpoint} --data-bin {params.data_bin} {params.langs} "
         "--output-dir {params.out} > {log} 2>&1"
@@ -79,14 +84,13 @@ rule resolved_config:
     # value rewrites it (params), and the tables after it.
     output:
         L.path("config.yaml"),
+    log:
+        L.log("resolved_config"),
+    localrule: True
     params:
         config=json.dumps(config),
-    localrule: True
     run:
-        import yaml
-
-        with open(output[0], "w", encoding="utf-8") as f:
-            yaml.safe_dump(json.loads(params.config), f, sort_keys=False)
+        write_resolved_config(params.config, output[0], log[0])
 
 
 rule table:
@@ -94,22 +98,26 @@ rule table:
         config=L.path("config.yaml"),
         reads=lambda wc: TABLES[wc.item].inputs,
     output:
-        report(L.path("{item}"), caption="../report/table.rst", category="Tables and figures"),
+        report(
+            L.path("{item}"),
+            caption="../report/table.rst",
+            category="Tables and figures",
+        ),
+    log:
+        L.log("tables/{item}"),
+    benchmark:
+        L.benchmark("tables/{item}")
+    wildcard_constraints:
+        item=alternatives(TABLES),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
     params:
         track=lambda wc: TABLES[wc.item].track,
         name=lambda wc: TABLES[wc.item].name,
         caption=lambda wc: TABLES[wc.item].caption_text(REPO),
         results=lambda wc, output: output[0][: -len(wc.item) - 1],  # results/<experiment>
-    wildcard_constraints:
-        item=alternatives(TABLES),
-    log:
-        L.log("tables/{item}"),
-    benchmark:
-        L.benchmark("tables/{item}")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "MPLBACKEND=Agg $PY -m fastdec tables {params.track} {params.name} --config {input.config} "
         "--results {params.results} --output {output} > {log} 2>&1"

@@ -5,19 +5,19 @@
 rule fetch:
     output:
         "results/{store}/{archive}",
-    params:
-        url=P.fetch_url,
-        sha=P.fetch_sha_arg,
-    wildcard_constraints:
-        **P.fetch_constraints(),
     log:
         "results/{store}/logs/{archive}.log",
     benchmark:
         "results/{store}/benchmarks/{archive}.tsv"
+    wildcard_constraints:
+        **P.fetch_constraints(),
+    retries: 2
     threads: 1
     resources:
         mem_mb=500,
         runtime=120,
-    retries: 2
+    params:
+        url=P.fetch_url,
+        sha=P.fetch_sha_arg,
     shell:
         "$PY $SCRIPTS/fetch_archive.py --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"

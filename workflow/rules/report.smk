@@ -6,13 +6,11 @@ rule report:
     input:
         tables=lambda wc: [L.path(item) for item in TABLES] + REPORT_ITEMS,
     output:
-        md=report(L.report("report.md"), caption="../report/report.rst", category="Report"),
+        md=report(
+            L.report("report.md"), caption="../report/report.rst", category="Report"
+        ),
         html=L.report("report.html"),
         item_list=L.report("items.json"),
-    params:
-        experiment=EXP,
-        captions=os.path.join(REPO, "workflow", "report"),
-        results=lambda wc, output: os.path.dirname(os.path.dirname(output.md)),  # results/<experiment>
     log:
         log("report"),
     benchmark:
@@ -21,6 +19,10 @@ rule report:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        experiment=EXP,
+        captions=os.path.join(REPO, "workflow", "report"),
+        results=lambda wc, output: os.path.dirname(os.path.dirname(output.md)),  # results/<experiment>
     shell:
         "$PY $SCRIPTS/make_report.py --experiment {params.experiment} --captions {params.captions} "
         "--items {input.tables} --output {output.md} --html {output.html} --results {params.results} > {log} 2>&1"

@@ -10,28 +10,28 @@ rule train:
         unpack(MODELS.inputs),
     output:
         model=L.model("{name}", "{track}"),
-        summary=L.model_dir("{name}", "{track}") + "/train.json",
-    params:
-        spec=MODELS.spec,
-        data=MODELS.data,
-        save_dir=L.model_dir("{name}", "{track}") + "/checkpoints",
-        device=config["device"],
-        dtype=config["dtype"],
-        flags=MODELS.flags,
-    wildcard_constraints:
-        track=MODELS.track_regex(),
-        name=MODELS.name_regex(),
+        summary=L.train_summary("{name}", "{track}"),
     log:
         log("{track}train_{name}"),
     benchmark:
         bench("{track}train_{name}")
+    wildcard_constraints:
+        track=MODELS.track_regex(),
+        name=MODELS.name_regex(),
+    # the teacher (-> Seq-KD -> verifier -> drafters) and the GEC model head the longest chains
+    priority: MODELS.priority
     threads: MODELS.threads
     resources:
         mem_mb=MODELS.resource("mem_mb"),
         runtime=MODELS.resource("runtime"),
         gpu=MODELS.resource("gpus"),
-    # the teacher (-> Seq-KD -> verifier -> drafters) and the GEC model head the longest chains
-    priority: MODELS.priority
+    params:
+        spec=MODELS.spec,
+        data=MODELS.data,
+        save_dir=L.checkpoints("{name}", "{track}"),
+        device=config["device"],
+        dtype=config["dtype"],
+        flags=MODELS.flags,
     shell:
         "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
         "--model-out {output.model} --summary {output.summary} --device {params.device} --dtype {params.dtype} "
@@ -44,19 +44,19 @@ rule bart_init:
         P.bart.init_archive,
     output:
         L.bart_init("{track}", "{name}"),
-    params:
-        member=P.bart.init_member,
-        layers=P.bart.init_layers_arg,
-    wildcard_constraints:
-        **P.bart.init_constraints(),
     log:
         log("{track}bart_init_{name}"),
     benchmark:
         bench("{track}bart_init_{name}")
+    wildcard_constraints:
+        **P.bart.init_constraints(),
     threads: 1
     resources:
         mem_mb=12000,
         runtime=30,
+    params:
+        member=P.bart.init_member,
+        layers=P.bart.init_layers_arg,
     shell:
         "$PY $SCRIPTS/bart_init.py --archive {input} --member {params.member} {params.layers} --output {output} "
         "> {log} 2>&1"

@@ -23,8 +23,6 @@ rule gad_init_drafter:
         data=GT.dictionary,  # binarize_distill writes both dictionaries (joined)
     output:
         GT.init_from_verifier,
-    params:
-        dict=lambda wc, input: os.path.join(os.path.dirname(input.data), f"dict.{TGT}.txt"),
     log:
         log("gad_init_drafter"),
     benchmark:
@@ -33,6 +31,10 @@ rule gad_init_drafter:
     resources:
         mem_mb=4000,
         runtime=10,
+    params:
+        dict=lambda wc, input: os.path.join(
+            os.path.dirname(input.data), f"dict.{TGT}.txt"
+        ),
     shell:
         "$PY $SCRIPTS/gad_init_drafter.py --verifier {input.verifier} --dict {params.dict} --output {output} "
         "> {log} 2>&1"
@@ -49,16 +51,12 @@ if GT.task == "translation":
             data=GT.dictionary,
             src=TEST_SRC,
         output:
-            table=report(f"{G}/tables/gad_table8_memory.csv", caption="../../../workflow/report/gad_table8_memory.rst", category="GAD"),
+            table=report(
+                f"{G}/tables/gad_table8_memory.csv",
+                caption="../../../workflow/report/gad_table8_memory.rst",
+                category="GAD",
+            ),
             raw=f"{G}/tables/gad_table8_memory.json",
-        params:
-            methods=",".join(GT.methods(GT.memory)),
-            data=lambda wc, input: os.path.dirname(input.data),
-            n=GADC["memory_sentences"],
-            a=DEC["max_len_a"],
-            b=DEC["max_len_b"],
-            device=config["device"],
-            ref=GT.g["paper_reference"],
         log:
             log("gad_table8_memory"),
         benchmark:
@@ -68,11 +66,18 @@ if GT.task == "translation":
             mem_mb=GADC["mem_mb"],
             runtime=GADC["runtime"],
             gpu=GADC["gpus"],
+        params:
+            methods=",".join(GT.methods(GT.memory)),
+            data=lambda wc, input: os.path.dirname(input.data),
+            n=GADC["memory_sentences"],
+            a=DEC["max_len_a"],
+            b=DEC["max_len_b"],
+            device=config["device"],
+            ref=GT.g["paper_reference"],
         shell:
             "$PY $SCRIPTS/gad_memory.py --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
             "--methods '{params.methods}' --limit {params.n} --max-len-a {params.a} --max-len-b {params.b} "
             "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} --paper-reference {params.ref} > {log} 2>&1"
-
 
     rule gad_table11_case_study:
         input:
@@ -81,7 +86,19 @@ if GT.task == "translation":
             data=GT.dictionary,
             src=TEST_SRC,
         output:
-            report(f"{G}/tables/gad_table11_case_study.csv", caption="../../../workflow/report/gad_table11_case_study.rst", category="GAD"),
+            report(
+                f"{G}/tables/gad_table11_case_study.csv",
+                caption="../../../workflow/report/gad_table11_case_study.rst",
+                category="GAD",
+            ),
+        log:
+            log("gad_table11_case_study"),
+        benchmark:
+            bench("gad_table11_case_study")
+        threads: 1
+        resources:
+            mem_mb=GADC["mem_mb"],
+            runtime=GADC["runtime"],
         params:
             data=lambda wc, input: os.path.dirname(input.data),
             k=GT.k,
@@ -92,14 +109,6 @@ if GT.task == "translation":
             ids=GT.case_ids_arg(),
             a=DEC["max_len_a"],
             b=DEC["max_len_b"],
-        log:
-            log("gad_table11_case_study"),
-        benchmark:
-            bench("gad_table11_case_study")
-        threads: 1
-        resources:
-            mem_mb=GADC["mem_mb"],
-            runtime=GADC["runtime"],
         shell:
             "$PY $SCRIPTS/gad_case_study.py --verifier {input.verifier} --drafter {input.drafter} --data-bin {params.data} "
             "--input {input.src} --k {params.k} --n {params.n} --pool {params.pool} --beta {params.beta} "
@@ -107,4 +116,9 @@ if GT.task == "translation":
             "> {log} 2>&1"
 
     # After the table rule's GAD items in the report (captions: workflow/report/<stem>.rst).
-    REPORT_ITEMS.extend([f"{G}/tables/gad_table8_memory.csv", f"{G}/tables/gad_table11_case_study.csv"])
+    REPORT_ITEMS.extend(
+        [
+            f"{G}/tables/gad_table8_memory.csv",
+            f"{G}/tables/gad_table11_case_study.csv",
+        ]
+    )

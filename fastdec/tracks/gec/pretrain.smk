@@ -13,12 +13,6 @@ rule gec_pretrain_split:
         GECP.pretrain_downloads(),
     output:
         GECP.pretrain_clean(),
-    params:
-        files=GECP.pretrain_file_args(),
-        out=lambda wc, output: os.path.dirname(output[0]),
-        sentences=GECP.pretrain_flag("sentences", "sentences"),
-        valid=PRE["valid_sentences"],
-        shards=PRE["shards"],
     log:
         log("gec_pretrain_split"),
     benchmark:
@@ -27,6 +21,12 @@ rule gec_pretrain_split:
     resources:
         mem_mb=2000,
         runtime=GECP.pretrain_runtime("split"),
+    params:
+        files=GECP.pretrain_file_args(),
+        out=lambda wc, output: os.path.dirname(output[0]),
+        sentences=GECP.pretrain_flag("sentences", "sentences"),
+        valid=PRE["valid_sentences"],
+        shards=PRE["shards"],
     shell:
         "$PY $SCRIPTS/gec_synthetic.py split {params.files} --out {params.out} {params.sentences} "
         "--valid-sentences {params.valid} --shards {params.shards} > {log} 2>&1"
@@ -38,11 +38,6 @@ rule gec_pretrain_confusion:
         f"{PT}/clean/train.0.txt",
     output:
         f"{PT}/confusion.json",
-    params:
-        sample=GECP.pretrain_flag("confusion.sample_sentences", "sample"),
-        vocab=PRE["confusion"]["vocab_size"],
-        candidates=PRE["confusion"]["max_candidates"],
-        tokenize=GECP.pretrain_tokenize_flag(),
     log:
         log("gec_pretrain_confusion"),
     benchmark:
@@ -51,6 +46,11 @@ rule gec_pretrain_confusion:
     resources:
         mem_mb=8000,
         runtime=120,
+    params:
+        sample=GECP.pretrain_flag("confusion.sample_sentences", "sample"),
+        vocab=PRE["confusion"]["vocab_size"],
+        candidates=PRE["confusion"]["max_candidates"],
+        tokenize=GECP.pretrain_tokenize_flag(),
     shell:
         "$PY $SCRIPTS/gec_synthetic.py confusion --text {input} --out {output} {params.sample} "
         "--vocab-size {params.vocab} --max-candidates {params.candidates} {params.tokenize} > {log} 2>&1"
@@ -64,21 +64,21 @@ rule gec_pretrain_corrupt:
     output:
         src=f"{PT}/noised/{{part}}.src",
         tgt=f"{PT}/noised/{{part}}.tgt",
+    log:
+        log("gec_pretrain_corrupt_{part}"),
+    benchmark:
+        bench("gec_pretrain_corrupt_{part}")
+    wildcard_constraints:
+        part=r"valid|train\.\d+",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=GECP.pretrain_runtime("corrupt"),
     params:
         noise=GECP.pretrain_noise_arg(),
         shard=GECP.pretrain_shard_number,
         max_words=GECP.pretrain_flag("max_words", "max-words"),
         tokenize=GECP.pretrain_tokenize_flag(),
-    wildcard_constraints:
-        part=r"valid|train\.\d+",
-    log:
-        log("gec_pretrain_corrupt_{part}"),
-    benchmark:
-        bench("gec_pretrain_corrupt_{part}")
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=GECP.pretrain_runtime("corrupt"),
     shell:
         "$PY $SCRIPTS/gec_synthetic.py corrupt --text {input.text} --confusion {input.confusion} --src {output.src} "
         "--tgt {output.tgt} --noise {params.noise} --shard {params.shard} {params.max_words} {params.tokenize} "
@@ -91,15 +91,18 @@ ruleorder: gec_pretrain_join > apply_bpe
 
 rule gec_pretrain_join:
     input:
-        [f"{R}/gec/pretrain/data/bpe/{shard}.{{lang}}" for shard in GECP.pretrain_shards()],
+        [
+            f"{R}/gec/pretrain/data/bpe/{shard}.{{lang}}"
+            for shard in GECP.pretrain_shards()
+        ],
     output:
         f"{R}/gec/pretrain/data/bpe/train.{{lang}}",
-    wildcard_constraints:
-        lang="src|tgt",
     log:
         log("gec_pretrain_join_{lang}"),
     benchmark:
         bench("gec_pretrain_join_{lang}")
+    wildcard_constraints:
+        lang="src|tgt",
     threads: 1
     resources:
         mem_mb=1000,

@@ -28,11 +28,6 @@ if GDATA["source"] == "uagec":
         # UA-GEC from the installed ua-gec package (offline): tokenised sentences, test M2 with both annotators.
         output:
             GECP.full,
-        params:
-            out=lambda wc, output: os.path.dirname(output[0]),
-            valid_size=GDATA["uagec"]["valid_size"],
-            seed=GDATA["uagec"]["seed"],
-            layer=GDATA["uagec"]["layer"],
         log:
             log("gec_prepare_uagec"),
         benchmark:
@@ -41,6 +36,11 @@ if GDATA["source"] == "uagec":
         resources:
             mem_mb=4000,
             runtime=30,
+        params:
+            out=lambda wc, output: os.path.dirname(output[0]),
+            valid_size=GDATA["uagec"]["valid_size"],
+            seed=GDATA["uagec"]["seed"],
+            layer=GDATA["uagec"]["layer"],
         shell:
             "$PY $SCRIPTS/prepare_uagec.py --out {params.out} --valid-size {params.valid_size} "
             "--seed {params.seed} --layer {params.layer} > {log} 2>&1"
@@ -56,12 +56,6 @@ else:
             archives=GECP.downloads,
         output:
             GECP.full,
-        params:
-            source=GECP.source,
-            out=lambda wc, output: os.path.dirname(output[0]),
-            spec=GECP.prepare_spec_arg(),
-            archives=GECP.archive_args,
-            local=GECP.local_args(),
         log:
             log("gec_prepare_download"),
         benchmark:
@@ -70,6 +64,12 @@ else:
         resources:
             mem_mb=16000,
             runtime=60,
+        params:
+            source=GECP.source,
+            out=lambda wc, output: os.path.dirname(output[0]),
+            spec=GECP.prepare_spec_arg(),
+            archives=GECP.archive_args,
+            local=GECP.local_args(),
         shell:
             "$PY $SCRIPTS/gec_data.py {params.source} {params.spec} {params.archives} {params.local} "
             "--out {params.out} > {log} 2>&1"
@@ -81,12 +81,6 @@ rule gec_select:
         GECP.full,
     output:
         GECP.raw,
-    params:
-        full=lambda wc, input: os.path.dirname(input[0]),
-        out=lambda wc, output: os.path.dirname(output[0]),
-        subset=GECP.subset_arg(),
-        max_words=GECP.max_words_arg(),
-        tokenisation=GECP.tokenisation_arg(),
     log:
         log("gec_select"),
     benchmark:
@@ -95,6 +89,12 @@ rule gec_select:
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        full=lambda wc, input: os.path.dirname(input[0]),
+        out=lambda wc, output: os.path.dirname(output[0]),
+        subset=GECP.subset_arg(),
+        max_words=GECP.max_words_arg(),
+        tokenisation=GECP.tokenisation_arg(),
     shell:
         "$PY $SCRIPTS/gec_data.py select --full {params.full} --out {params.out} {params.subset} "
         "{params.max_words} {params.tokenisation} > {log} 2>&1"
@@ -114,9 +114,6 @@ rule gec_bench_set:
         **GECP.bench_set_inputs(GSPLIT),
     output:
         **GECP.bench_set_outputs(),
-    params:
-        n=GB["sentences"] or 0,
-        gold_flag=GECP.bench_gold_flag(),
     log:
         log("gec_bench_set"),
     benchmark:
@@ -125,6 +122,9 @@ rule gec_bench_set:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        n=GB["sentences"] or 0,
+        gold_flag=GECP.bench_gold_flag(),
     shell:
         "$PY $SCRIPTS/gec_data.py head --n {params.n} --pair {input.bpe} {output.bpe} "
         "--pair {input.src} {output.src} {params.gold_flag} {input.gold} {output.gold} > {log} 2>&1"
@@ -142,21 +142,27 @@ if GEC["metric"] == "m2":
             gpt2=GECP.debpe_inputs(),  # BART's GPT-2 BPE files (gec.bpe.kind gpt2), else none
         output:
             json=f"{G}/bench/{{run}}/m2.{{label}}.json",
-        params:
-            hyp=lambda wc, input: os.path.join(os.path.dirname(input.run), "hyps", f"{wc.label}.txt"),
-            arcs=lambda wc: f"--max-transitive-arcs {GB['max_transitive_arcs']}" if GB["max_transitive_arcs"] else "",
-            debpe=GECP.debpe_arg(),
-        wildcard_constraints:
-            run="[^/]+",
-            label="|".join(re.escape(label) for label in GEC_LABELS),
         log:
             log("gec_m2score_{run}_{label}"),
         benchmark:
             bench("gec_m2score_{run}_{label}")
+        wildcard_constraints:
+            run="[^/]+",
+            label="|".join(re.escape(label) for label in GEC_LABELS),
         threads: 1
         resources:
             mem_mb=4000,
             runtime=60,
+        params:
+            hyp=lambda wc, input: os.path.join(
+                os.path.dirname(input.run), "hyps", f"{wc.label}.txt"
+            ),
+            arcs=lambda wc: (
+                f"--max-transitive-arcs {GB['max_transitive_arcs']}"
+                if GB["max_transitive_arcs"]
+                else ""
+            ),
+            debpe=GECP.debpe_arg(),
         shell:
             "$PY $SCRIPTS/m2score.py {params.hyp} {input.m2} {params.debpe} {params.arcs} --json {output.json} "
             "> {log} 2>&1"
@@ -172,19 +178,21 @@ else:
             refs=f"{G}/bench/set.refs",
         output:
             json=f"{G}/bench/{{run}}/sari.{{label}}.json",
-        params:
-            hyp=lambda wc, input: os.path.join(os.path.dirname(input.run), "hyps", f"{wc.label}.txt"),
-        wildcard_constraints:
-            run="[^/]+",
-            label="|".join(re.escape(label) for label in GEC_LABELS),
         log:
             log("gec_sari_{run}_{label}"),
         benchmark:
             bench("gec_sari_{run}_{label}")
+        wildcard_constraints:
+            run="[^/]+",
+            label="|".join(re.escape(label) for label in GEC_LABELS),
         threads: 1
         resources:
             mem_mb=2000,
             runtime=30,
+        params:
+            hyp=lambda wc, input: os.path.join(
+                os.path.dirname(input.run), "hyps", f"{wc.label}.txt"
+            ),
         shell:
             "$PY $SCRIPTS/sari_score.py {params.hyp} --source {input.src} --refs {input.refs} --remove-bpe "
             "--json {output.json} > {log} 2>&1"

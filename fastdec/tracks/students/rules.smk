@@ -5,7 +5,13 @@
 # for its fine-tuning -- without optimizer state and with a fresh training clock (fastdec.tracks.students.prune).
 from fastdec.tracks.specs import alternatives
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.students.plan import init_checkpoint, init_source, pruned_names, student_spec, warm_started
+from fastdec.tracks.students.plan import (
+    init_checkpoint,
+    init_source,
+    pruned_names,
+    student_spec,
+    warm_started,
+)
 
 STUDENTS = config["students"]
 STUDENTS_PHASES = [n for l0, ft, _ in pruned_names(STUDENTS) for n in (l0, ft)]
@@ -20,20 +26,20 @@ rule students_warm_start:
     output:
         init=init_checkpoint(R, "{name}"),
         report=f"{R}/students/init/{{name}}.copied.json",
-    params:
-        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
-        spec=lambda wc: student_spec(STUDENTS, wc.name),
-        plugin=P.plugin,
-    wildcard_constraints:
-        name=alternatives(warm_started(STUDENTS)),
     log:
         log("students/warm_start_{name}"),
     benchmark:
         bench("students/warm_start_{name}")
+    wildcard_constraints:
+        name=alternatives(warm_started(STUDENTS)),
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        spec=lambda wc: student_spec(STUDENTS, wc.name),
+        plugin=P.plugin,
     shell:
         "$PY -m fastdec.tracks.students.warm_start --verifier {input.verifier} --data-bin {params.data_bin} "
         "--spec '{params.spec}' --user-dir {params.plugin} --out {output.init} --report {output.report} > {log} 2>&1"
@@ -46,20 +52,20 @@ rule students_init:
     output:
         init=init_checkpoint(R, "{name}"),
         heads=f"{R}/students/init/{{name}}.heads.json",
-    params:
-        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
-        no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
-        min_heads=STUDENTS["pruning"]["min_heads_per_layer"],
-    wildcard_constraints:
-        name=alternatives(STUDENTS_PHASES),
     log:
         log("students/init_{name}"),
     benchmark:
         bench("students/init_{name}")
+    wildcard_constraints:
+        name=alternatives(STUDENTS_PHASES),
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
+    params:
+        data_bin=lambda wc, input: os.path.dirname(input.dictionary),
+        no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
+        min_heads=STUDENTS["pruning"]["min_heads_per_layer"],
     shell:
         "$PY -m fastdec.tracks.students.prune --checkpoint {input.model} --data-bin {params.data_bin} "
         "--out {output.init} --report {output.heads} --min-heads-per-layer {params.min_heads} {params.no_prune} > {log} 2>&1"

@@ -84,6 +84,13 @@ def data_files(R: str) -> List[str]:
     return [L.path("superres/data", f"{split}.{side}") for split in ("train", "valid", "test") for side in (SRC, TGT)]
 
 
+def data_args(sr: dict) -> str:
+    """The data job's options (fastdec.tracks.superres.images)."""
+    return (f"--image {sr['image']} --side {sr['patch_side']} --scale {sr['scale']} --stride {sr['stride']} "
+            f"--held-out {sr['held_out']} --valid {sr['valid_patches']} --test {sr['test_patches']} "
+            f"--max-train {sr['max_train']} --seed {sr['seed']}")
+
+
 def data_bin(R: str) -> str:
     return ResultsLayout(R).path("superres/data-bin")
 

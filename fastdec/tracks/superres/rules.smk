@@ -10,8 +10,6 @@ SR = superres_plan.section(config)
 rule superres_data:
     output:
         superres_plan.data_files(R),
-    params:
-        out=lambda wc, output: os.path.dirname(output[0]),
     log:
         log("superres/data"),
     benchmark:
@@ -20,10 +18,11 @@ rule superres_data:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        out=lambda wc, output: os.path.dirname(output[0]),
+        args=superres_plan.data_args(SR),
     shell:
-        "$PY -m fastdec.tracks.superres.images --out {params.out} --image {SR[image]} --side {SR[patch_side]} "
-        "--scale {SR[scale]} --stride {SR[stride]} --held-out {SR[held_out]} --valid {SR[valid_patches]} "
-        "--test {SR[test_patches]} --max-train {SR[max_train]} --seed {SR[seed]} > {log} 2>&1"
+        "$PY -m fastdec.tracks.superres.images --out {params.out} {params.args} > {log} 2>&1"
 
 
 rule superres_binarize:
@@ -32,11 +31,6 @@ rule superres_binarize:
         superres_plan.data_files(R),
     output:
         f"{superres_plan.data_bin(R)}/dict.{superres_plan.SRC}.txt",
-    params:
-        prefix=lambda wc, input: os.path.dirname(input[0]),
-        dest=lambda wc, output: os.path.dirname(output[0]),
-        src=superres_plan.SRC,
-        tgt=superres_plan.TGT,
     log:
         log("superres/binarize"),
     benchmark:
@@ -45,6 +39,11 @@ rule superres_binarize:
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        prefix=lambda wc, input: os.path.dirname(input[0]),
+        dest=lambda wc, output: os.path.dirname(output[0]),
+        src=superres_plan.SRC,
+        tgt=superres_plan.TGT,
     shell:
         "$PY -m fairseq_cli.preprocess --source-lang {params.src} --target-lang {params.tgt} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid --testpref {params.prefix}/test "
