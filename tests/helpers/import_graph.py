@@ -2,7 +2,8 @@
 
 An edge ``a -> b`` is a module ``a`` importing module ``b`` anywhere in its code (module level or inside a function),
 plus the packages whose ``__init__`` that import runs (``b``'s parents that are not ``a``'s own). Imports under
-``if TYPE_CHECKING:`` are left out: they never run.
+``if TYPE_CHECKING:`` are left out (they never run) unless ``type_checking`` asks for them (a layering that holds for
+the type checker too).
 """
 from __future__ import annotations
 
@@ -27,12 +28,12 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST) -> List[ast.stmt]:
-    """Every import statement of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
+def _imports(tree: ast.AST, type_checking: bool = False) -> List[ast.stmt]:
+    """Every import statement of ``tree`` (outside ``if TYPE_CHECKING:`` blocks unless ``type_checking``)."""
     found: List[ast.stmt] = []
 
     def visit(node):
-        if isinstance(node, ast.If) and _type_checking(node.test):
+        if isinstance(node, ast.If) and _type_checking(node.test) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -50,13 +51,13 @@ def _parents(name: str) -> List[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def import_graph(root: Path, package: str) -> Dict[str, Set[str]]:
+def import_graph(root: Path, package: str, type_checking: bool = False) -> Dict[str, Set[str]]:
     """Module -> the modules of ``package`` it imports (see the module docstring)."""
     modules = module_names(root, package)
     graph: Dict[str, Set[str]] = {m: set() for m in modules}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), type_checking):
             targets: List[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
