@@ -55,8 +55,13 @@ def test_plan_models_methods_and_runs():
     cfg = _config(block_sizes=[2, 4, 6], epsilon=3)
     sr = plan.section(cfg)
     assert plan.models(sr) == ["regular_k6", "finetune_k6"]
-    assert plan.methods(sr) == ["greedy", "blockwise:k=2", "blockwise:k=2:eps=3", "blockwise:k=4",
-                                "blockwise:k=4:eps=3", "blockwise:k=6", "blockwise:k=6:eps=3"]
+    assert plan.methods(sr) == ["greedy", "greedy:backend=fast", "blockwise:k=2:backend=fast",
+                                "blockwise:k=2:eps=3:backend=fast", "blockwise:k=4:backend=fast",
+                                "blockwise:k=4:eps=3:backend=fast", "blockwise:k=6:backend=fast",
+                                "blockwise:k=6:eps=3:backend=fast"]
+    assert plan.label(sr, 4, 3) == "blockwise-k4-eps3-fast" and plan.label(sr, 1) == "greedy-fast"
+    torch = plan.section(_config(block_sizes=[2], decode={"backend": "torch"}))
+    assert plan.methods(torch) == ["greedy", "blockwise:k=2", "blockwise:k=2:eps=2"]
     runs = plan.bench_runs(cfg, "results/x")
     assert set(runs) == {"superres/bench/valid/regular_k6", "superres/bench/valid/finetune_k6"}
     run = runs["superres/bench/valid/finetune_k6"]
@@ -99,22 +104,25 @@ def test_table2_and_figure4_from_runs(tmp_path):
     exact, off = ["10 20 30 40", "0 0 0 0"], ["12 20 30 40", "0 0 0 3"]
 
     def rows(blocks, identical):
-        return [dict(label="greedy", mean_block=1.0, n_sentences=2, identical_to_greedy=2, speedup_vs_greedy=1.0,
-                     ms_per_sentence=10.0)] + [
-            dict(label=label, mean_block=b, n_sentences=2, identical_to_greedy=i, speedup_vs_greedy=b / 1.5,
-                 ms_per_sentence=10.0 * 1.5 / b) for label, b, i in zip(("blockwise-k2", "blockwise-k2-eps2"), blocks,
-                                                                          identical)]
+        return [dict(label="greedy", mean_block=1.0, n_sentences=2, identical_to_backend_greedy=2,
+                     speedup_vs_greedy_same_batch=1.0, ms_per_sentence=10.0)] + [
+            dict(label=label, mean_block=b, n_sentences=2, identical_to_backend_greedy=i,
+                 speedup_vs_greedy_same_batch=b / 1.5, ms_per_sentence=10.0 * 1.5 / b)
+            for label, b, i in zip(("blockwise-k2", "blockwise-k2-eps2"), blocks, identical)]
     hyps = {"greedy": exact, "blockwise-k2": exact, "blockwise-k2-eps2": off}
     runs = {"regular": _run(tmp_path, "r", rows([1.2, 1.5], [2, 0]), hyps),
             "finetune": _run(tmp_path, "f", rows([1.6, 1.9], [2, 1]), hyps)}
-    df = table2(runs, [2], 2, truth, pixels=4).set_index("k")
+    def label(k, eps):
+        return "greedy" if k == 1 else f"blockwise-k{k}" + (f"-eps{eps}" if eps else "")
+
+    df = table2(runs, [2], 2, truth, pixels=4, label=label).set_index("k")
     assert df.loc[1, "regular"] == 1.0 and df.loc[2, "regular"] == 1.2 and df.loc[2, "approximate"] == 1.5
     assert df.loc[2, "fine_tuning"] == 1.6 and df.loc[2, "both"] == 1.9
     assert df.loc[2, "paper_both"] == STERN_TABLE2[2]["both"] == 1.96
     assert df.loc[2, "fine_tuning_identical_pct"] == 100.0 and df.loc[2, "both_identical_pct"] == 50.0
     assert df.loc[2, "regular_pixel_error"] == 0.0 and df.loc[2, "approximate_pixel_error"] == pytest.approx(
         (2 / 4 + 3 / 4) / 2, abs=0.01)
-    fig = figure4_table(runs["finetune"], [2], 2)
+    fig = figure4_table(runs["finetune"], [2], 2, label)
     assert fig["mean_block"].tolist() == [1.9] and fig["speedup_vs_greedy"].tolist() == [round(1.9 / 1.5, 2)]
     assert "4.0x at k = 6" in fig["paper_note"].iloc[0]
 

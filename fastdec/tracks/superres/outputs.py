@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.superres.plan import TGT, runs, section
+from fastdec.tracks.superres.plan import TGT, label, runs, section
 
 
 def make_table(name: str, config: dict, R: str, output: str) -> None:
@@ -15,9 +15,11 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     title = config.get("experiment", "")
     if name == "stern_table2":
         truth = read_lines(L.path("superres/data", f"valid.{TGT}"))
-        out = T.table2(by_variant, sr["block_sizes"], sr["epsilon"], truth, sr["patch_side"] ** 2)
+        out = T.table2(by_variant, sr["block_sizes"], sr["epsilon"], truth, sr["patch_side"] ** 2,
+                       lambda k, eps: label(sr, k, eps))
     else:
-        out = T.figure4_table(by_variant.get("finetune"), sr["block_sizes"], sr["epsilon"])
+        out = T.figure4_table(by_variant.get("finetune"), sr["block_sizes"], sr["epsilon"],
+                              lambda k, eps: label(sr, k, eps))
         if output.endswith(".png"):
             return T.plot_figure4(out, output, title=title)
     out.to_csv(output, index=False)

@@ -110,11 +110,26 @@ def model(config: dict, R: str, name: str, plugin: str) -> Model:
                  f"--criterion blockwise_cross_entropy --user-dir {plugin}")
 
 
+def method(sr: dict, k: int, eps: int = 0) -> str:
+    """Greedy decoding (k = 1) or blockwise decoding at k, exact (eps = 0) or within eps, on decode.backend."""
+    backend = sr["decode"]["backend"]
+    spec = "greedy" if k == 1 else f"blockwise:k={k}" + (f":eps={eps}" if eps else "")
+    return spec + (f":backend={backend}" if backend != "torch" else "")
+
+
+def label(sr: dict, k: int, eps: int = 0) -> str:
+    """The row of :func:`method` in the run's summary."""
+    from fastdec.bench.methods import parse_method
+
+    return parse_method(method(sr, k, eps)).label
+
+
 def methods(sr: dict) -> List[str]:
-    """Greedy, then exact and distance-based blockwise decoding at every k."""
-    out = ["greedy"]
+    """Greedy decoding (the PyTorch reference, and on decode.backend), then exact and distance-based blockwise
+    decoding at every k."""
+    out = list(dict.fromkeys(["greedy", method(sr, 1)]))
     for k in sorted(sr["block_sizes"]):
-        out += [f"blockwise:k={k}", f"blockwise:k={k}:eps={sr['epsilon']}"]
+        out += [method(sr, k), method(sr, k, sr["epsilon"])]
     return out
 
 

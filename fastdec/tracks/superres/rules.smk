@@ -26,7 +26,8 @@ rule superres_data:
 
 
 rule superres_binarize:
-    # declared output: the source dictionary (fairseq writes the target's and the .bin/.idx files beside it)
+    # declared output: the source dictionary (fairseq writes the target's and the .bin/.idx files beside it; a rerun
+    # removes the target's first, as fairseq refuses to overwrite it)
     input:
         superres_plan.data_files(R),
     output:
@@ -45,6 +46,7 @@ rule superres_binarize:
         src=superres_plan.SRC,
         tgt=superres_plan.TGT,
     shell:
+        "rm -rf {params.dest}/dict.{params.tgt}.txt; "
         "$PY -m fairseq_cli.preprocess --source-lang {params.src} --target-lang {params.tgt} "
         "--trainpref {params.prefix}/train --validpref {params.prefix}/valid --testpref {params.prefix}/test "
         "--destdir {params.dest} --joined-dictionary --workers {threads} > {log} 2>&1"
