@@ -34,8 +34,9 @@ def test_alternatives_match_exactly_and_empty_is_a_value():
 def test_one_training_rule_serves_every_track():
     p = plan()
     m, R = p.models, p.R
-    assert set(m.enabled_tracks()) == {"", "gec/", "gad/", "blockwise/", "students/"}
-    for track, name in (("", "teacher"), ("gec/", "gec"), ("gad/", "drafter_k4"), ("blockwise/", "both_k4")):
+    assert set(m.enabled_tracks()) == {"", "gec/", "gad/", "blockwise/", "students/", "superres/"}
+    for track, name in (("", "teacher"), ("gec/", "gec"), ("gad/", "drafter_k4"), ("blockwise/", "both_k4"),
+                        ("superres/", "base"), ("superres/", "finetune_k4")):
         assert re.fullmatch(m.track_regex(), track) and re.fullmatch(m.name_regex(), name)
     teacher = m.get(W(track="", name="teacher"))
     assert json.loads(teacher.spec) == p.config["train"]["teacher"] and teacher.flags == "" and teacher.priority == 50

@@ -142,7 +142,7 @@ class _Systems:
                 return Record.from_result(m.label, i, drafter_alone_decode(drafter, src, max_len,
                                                                            sync_timing=c.sync_timing))
             return drafter_one
-        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols)
+        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols if m.eps else None)
         kw = dict(max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                   sync_timing=c.sync_timing, method=m.label)
 
@@ -167,7 +167,7 @@ class _Systems:
         if m.kind != "engine":
             raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
         drafter = self.drafter(m) if m.drafter else None
-        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols)
+        rule = acceptance_rule(m, c.loaded.tgt_dict.symbols if m.eps else None)
         policy = draft_policy(m)
         verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
 
