@@ -36,9 +36,9 @@ run: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --configfile config/smoke.yaml
 
-# one pytest-xdist worker per core; tests sharing a session fixture (the smoke run and the SLURM cluster) or a module
-# share a worker (tests/conftest.py), so each expensive fixture is made once
-PYTEST = $(BIN)/python -m pytest -q -n auto --dist loadgroup
+# one pytest-xdist worker per core, tests handed out one by one; the smoke run is made once for all workers
+# (tests/conftest.py), the local SLURM once per worker that needs it
+PYTEST = $(BIN)/python -m pytest -q -n auto --dist load
 
 test: setup
 	$(PYTEST) tests

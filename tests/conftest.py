@@ -109,10 +109,9 @@ SLOW_FIXTURES = {"smoke_run", "local_slurm", "slurm_smoke", "gec_run", "nlpcc18_
                  "paper_scale_jobs", "tiny_checkpoint", "gad_checkpoints", "base_ckpt", "converted", "releases",
                  "release", "news_crawl_server"}
 _SLOW_DIRS = ("tests/cluster/", "tests/e2e/")
-# pytest-xdist groups: the tests on the local SLURM run on one worker (the cluster is started once), the other tests
-# that read the smoke run on one worker, and every other module stays on one worker (its module-scoped fixtures are
-# made once). The smoke run itself is made once for all workers (`smoke_run`).
-_SLURM_FIXTURES = {"local_slurm", "slurm_smoke"}
+# pytest-xdist hands the tests out one by one (make test: --dist load). Its `loadgroup` mode cannot group them here:
+# it renames a test's node id, which pytest 9 no longer takes, so the expensive session fixture that several tests
+# read, the smoke run, is shared across workers through a file lock instead (`smoke_run`).
 
 
 def pytest_collection_modifyitems(config, items):
@@ -120,5 +119,3 @@ def pytest_collection_modifyitems(config, items):
         used = set(getattr(item, "fixturenames", ()))
         if used & SLOW_FIXTURES or item.nodeid.startswith(_SLOW_DIRS):
             item.add_marker(pytest.mark.slow)
-        group = "slurm" if used & _SLURM_FIXTURES else "smoke" if "smoke_run" in used else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))

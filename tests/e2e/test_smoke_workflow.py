@@ -51,7 +51,8 @@ def test_report_and_intermediate_outputs(smoke_run):
 def test_exact_methods_equal_an_independent_greedy_reference(smoke_run):
     """Every exact row (engine greedy, IAD, GAD, exact Blockwise) of every benchmark run is 100 % identical to greedy,
     and token-identical to fairseq's own greedy search (an independent implementation) where the run has one."""
-    runs = sorted(p.parent for p in smoke_run.rglob("summary.csv"))
+    # the text tracks' runs (the super-resolution runs decode on the C backend only: their own test below)
+    runs = sorted(p.parent for p in smoke_run.rglob("summary.csv") if "superres" not in p.parts)
     # GEC, GAD test + valid, Blockwise valid x 4 + test + batch, GEC and GAD batch, students
     assert len(runs) == 1 + 2 + 4 + 1 + 1 + 2 + 3
     exact_labels, independent, fast_rows = set(), 0, 0
