@@ -36,9 +36,9 @@ run: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --configfile config/smoke.yaml
 
-# one pytest-xdist worker per core, tests handed out one by one; the smoke run is made once for all workers
-# (tests/conftest.py), the local SLURM once per worker that needs it
-PYTEST = $(BIN)/python -m pytest -q -n auto --dist load
+# one pytest-xdist worker per core, each test handed to whichever worker is free (tests/conftest.py says why this is
+# `loadgroup`); the smoke run is made once for all workers, the local SLURM once per worker that needs it
+PYTEST = $(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 test: setup
 	$(PYTEST) tests
