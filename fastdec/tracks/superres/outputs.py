@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.superres.plan import TGT, label, runs, section
+from fastdec.tracks.superres.plan import TGT, data_file, label, runs, section
 
 
 def make_table(name: str, config: dict, R: str, output: str) -> None:
@@ -14,7 +14,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     by_variant = {variant: read_run(L.run(run)) for run, (variant, _) in runs(sr).items()}
     title = config.get("experiment", "")
     if name == "stern_table2":
-        truth = read_lines(L.path("superres/data", f"valid.{TGT}"))
+        truth = read_lines(data_file(R, "valid", TGT))
         out = T.table2(by_variant, sr["block_sizes"], sr["epsilon"], truth, sr["patch_side"] ** 2,
                        lambda k, eps: label(sr, k, eps))
     else:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 from typing import Dict, List, Tuple
@@ -27,16 +28,22 @@ MODEL_NAMES = r"base|(?:regular|finetune)_k\d+"
 _TABLES = "superres/tables"
 
 
-def _check_base(base: dict) -> None:
-    """``superres.base`` against the config schema's model spec (the MT chain's ``train.<model>``)."""
-    import jsonschema
+@functools.lru_cache(maxsize=None)
+def _config_definitions() -> dict:
+    """The config schema's definitions, read once (every model of the track is checked against them)."""
     import yaml
 
     with open(os.path.join(os.path.dirname(os.path.dirname(TRACKS_DIR)), "workflow/schemas/config.schema.yaml"),
               encoding="utf-8") as f:
-        defs = yaml.safe_load(f)["definitions"]
+        return yaml.safe_load(f)["definitions"]
+
+
+def _check_base(base: dict) -> None:
+    """``superres.base`` against the config schema's model spec (the MT chain's ``train.<model>``)."""
+    import jsonschema
+
     try:
-        jsonschema.validate(base, {"$ref": "#/definitions/train_spec", "definitions": defs})
+        jsonschema.validate(base, {"$ref": "#/definitions/train_spec", "definitions": _config_definitions()})
     except jsonschema.ValidationError as e:
         where = ".".join(str(p) for p in e.absolute_path)
         raise ValueError(f"config superres.base{'.' + where if where else ''}: {e.message}") from None
@@ -78,10 +85,14 @@ def models(sr: dict) -> List[str]:
     return [f"{v}_k{K(sr)}" for v in sr["variants"]]
 
 
+def data_file(R: str, split: str, side: str) -> str:
+    """One file of patches: ``superres/data/<split>.<lr|hr>``."""
+    return ResultsLayout(R).path("superres/data", f"{split}.{side}")
+
+
 def data_files(R: str) -> List[str]:
     """The patches the data job writes (rule superres_data)."""
-    L = ResultsLayout(R)
-    return [L.path("superres/data", f"{split}.{side}") for split in ("train", "valid", "test") for side in (SRC, TGT)]
+    return [data_file(R, split, side) for split in ("train", "valid", "test") for side in (SRC, TGT)]
 
 
 def data_args(sr: dict) -> str:
@@ -143,7 +154,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     dec, side = sr["decode"], sr["patch_side"]
     return {run: BenchRun(
         "superres", checkpoint=L.model(name, TRACK), dictionary=f"{data_bin(R)}/dict.{SRC}.txt",
-        src=L.path("superres/data", f"valid.{SRC}"), methods=methods(sr), langs=(SRC, TGT), limit=sr["valid_patches"],
+        src=data_file(R, "valid", SRC), methods=methods(sr), langs=(SRC, TGT), limit=sr["valid_patches"],
         warmup=dec["warmup"], threads=dec["threads"], device=config.get("device", "cpu"),
         max_len_a=0.0, max_len_b=side * side, mem_mb=dec["mem_mb"], runtime=dec["runtime"], gpus=dec["gpus"])
         for run, (_, name) in runs(sr).items()}
@@ -152,9 +163,9 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     sr, L = section(config), ResultsLayout(R)
     summaries = [L.run(f"{run}/summary.csv") for run in runs(sr)]
-    truth = [L.path("superres/data", f"valid.{TGT}")]
-    hyps = [L.run(f"{run}/meta.json") for run in runs(sr)]
-    items = {"stern_table2.csv": summaries + hyps + truth, "stern_figure4_superres.csv": summaries,
+    truth = [data_file(R, "valid", TGT)]
+    metas = [L.run(f"{run}/meta.json") for run in runs(sr)]  # Table 2 also reads each run's hypotheses
+    items = {"stern_table2.csv": summaries + metas + truth, "stern_figure4_superres.csv": summaries,
              "stern_figure4_superres.png": summaries}
     return {f"{_TABLES}/{path}": TableItem("superres", path.rsplit(".", 1)[0], inputs)
             for path, inputs in items.items()}
