@@ -79,28 +79,16 @@ def tiny_checkpoint(tiny_databin, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, worker_id) -> Path:
-    """results/smoke of a local run of the whole Snakefile on config/smoke.yaml (real data, training, decoding).
-
-    Made once for the whole test session: under pytest-xdist the first worker that needs it runs the workflow in the
-    session's shared temporary folder while any other worker that needs it waits on the lock, then reads it."""
-    from filelock import FileLock
-
+    """results/smoke of a local run of the whole Snakefile on config/smoke.yaml (real data, training, decoding), made
+    once for the whole test session (tests/helpers/shared.py)."""
+    from helpers.shared import build_once
     from helpers.workflow_runs import SMOKE, snakemake
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base if worker_id == "master" else base.parent
-    workdir, failed = shared / "smoke_run", shared / "smoke_run.failed"
-    with FileLock(str(shared / "smoke_run.lock")):
-        if failed.exists():
-            pytest.fail(f"the smoke run failed on another worker:\n{failed.read_text()}")
-        if not (workdir / "done").exists():
-            workdir.mkdir(exist_ok=True)
-            r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
-            if r.returncode != 0:
-                failed.write_text(r.stderr[-4000:])
-                pytest.fail(r.stderr[-4000:])
-            (workdir / "done").touch()
-    return workdir / "results/smoke"
+    def run(workdir):
+        r = snakemake(workdir, "--configfile", str(SMOKE), timeout=2400)
+        return "" if r.returncode == 0 else r.stderr[-4000:]
+
+    return build_once(tmp_path_factory, worker_id, "smoke_run", run) / "results/smoke"
 
 
 # fixtures that run a workflow, fairseq training or a cluster: a test using one is `slow` (make test-fast skips it),

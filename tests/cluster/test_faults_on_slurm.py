@@ -1,5 +1,5 @@
 """Faults on a real (local) SLURM through `profiles/slurm`, on the MT chain up to a trained teacher of a small slice
-of the smoke config:
+of the smoke config (its data chain prepared once, locally: `fault_data`):
 - a training job killed with scancel: Snakemake reports it, the profile's retry resumes from checkpoint_last.pt;
 - a job failing on bad input: the error names the rule and the SLURM log; the rerun after the fix redoes nothing done;
 - Snakemake killed while its jobs are queued: the rerun completes and no model is trained twice.
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from helpers.workflow_runs import REPO, slurm_submissions, small_config, snakemake_command
+from helpers.workflow_runs import FAULTS, REPO, copy_data_chain, slurm_submissions, small_config, snakemake_command
 
 pytestmark = pytest.mark.slow
 PROFILE = REPO / "profiles/slurm"
@@ -49,11 +49,13 @@ def jobs_of_rule(slurm, rule, states=("RUNNING",)):
     return [i for i, state, comment in slurm.queue() if comment.startswith(f"rule_{rule}") and state in states]
 
 
-def test_scancel_mid_training_is_retried_and_resumes_from_checkpoint(local_slurm, tmp_path):
+def test_scancel_mid_training_is_retried_and_resumes_from_checkpoint(local_slurm, fault_data, tmp_path):
     # the teacher asks for one GPU (the local node's GPUs are stand-ins; training runs on the CPU)
-    config = small_config(tmp_path, "scancel", models={"teacher": {"gpus": 1}})
-    target = "results/scancel/models/teacher/model.pt"
-    ckpt = tmp_path / "results/scancel/models/teacher/checkpoints/checkpoint_last.pt"
+    config = small_config(tmp_path, FAULTS, models={"teacher": {"gpus": 1}})
+    copy_data_chain(fault_data, tmp_path)
+    shutil.rmtree(tmp_path / f"results/{FAULTS}/data-bin")  # binarizing again: a CPU-only job beside the training
+    target = f"results/{FAULTS}/models/teacher/model.pt"
+    ckpt = tmp_path / f"results/{FAULTS}/models/teacher/checkpoints/checkpoint_last.pt"
     proc = start(local_slurm, tmp_path, config, target)
     try:
         wait_for(ckpt.exists, 600, "the teacher's first checkpoint", proc)
@@ -62,7 +64,7 @@ def test_scancel_mid_training_is_retried_and_resumes_from_checkpoint(local_slurm
         info = local_slurm.job_info(train_job)
         assert info["TresPerJob"] == "gres:gpu:1" and info["JOB_GRES"].startswith("gpu:1"), info
         cpu_jobs = [i for i, _, comment in local_slurm.queue()
-                    if comment.startswith("rule_") and not comment.startswith("rule_train")]  # data, BPE, binarize
+                    if comment.startswith("rule_") and not comment.startswith("rule_train")]  # binarize
         for info in map(local_slurm.job_info, cpu_jobs):
             assert "TresPerJob" not in info and info["JOB_GRES"] == "(null)", info
         assert cpu_jobs
@@ -76,9 +78,9 @@ def test_scancel_mid_training_is_retried_and_resumes_from_checkpoint(local_slurm
     assert "Trying to restart job" in log
     retried = [s for _, s, p in slurm_submissions(log) if "rule_train" in str(p)]
     assert len(retried) == 2 and str(retried[0]) == train_job
-    train_log = (tmp_path / "results/scancel/logs/train_teacher.log").read_text()
+    train_log = (tmp_path / f"results/{FAULTS}/logs/train_teacher.log").read_text()
     assert train_log.count("resuming from") == 1 and "Loaded checkpoint" in train_log
-    summary = json.loads((tmp_path / "results/scancel/models/teacher/train.json").read_text())
+    summary = json.loads((tmp_path / f"results/{FAULTS}/models/teacher/train.json").read_text())
     assert summary["resumed"] and summary["num_updates"] == 150
 
 
@@ -89,9 +91,11 @@ def test_failed_job_names_rule_and_slurm_log_and_rerun_keeps_finished_jobs(local
     lines = gzip.decompress(good).decode().splitlines(keepends=True)
     (data / "valid.de.gz").write_bytes(gzip.compress("".join(lines[:-1]).encode()))  # one line short
     config = small_config(tmp_path, "badinput", data={"embedded_dir": str(data)})
-    target = "results/badinput/data-bin/raw/dict.en.txt"
+    # the three splits and the BPE codes learnt from the training split: the bad file fails one split only
+    targets = [f"results/badinput/data/raw/{split}.de" for split in ("train", "valid", "test")]
+    targets.append("results/badinput/data/bpe/codes")
     # --keep-going: the jobs that do not need the bad file finish, so the rerun has finished jobs to keep
-    first = run(local_slurm, tmp_path, config, target, "--keep-going")
+    first = run(local_slurm, tmp_path, config, *targets, "--keep-going")
     assert first.returncode != 0
     assert "Error in rule prepare_split" in first.stderr
     failed = [(s, p) for _, s, p in slurm_submissions(first.stderr) if "rule_prepare_split/valid" in str(p)]
@@ -104,9 +108,10 @@ def test_failed_job_names_rule_and_slurm_log_and_rerun_keeps_finished_jobs(local
     finished = {p: p.stat().st_mtime for p in (tmp_path / "results/badinput").rglob("*")
                 if p.is_file() and "logs" not in p.parts and "benchmarks" not in p.parts}
     assert any("train." in p.name for p in finished) and any("test." in p.name for p in finished)
+    assert any(p.name == "codes" for p in finished)
 
     (data / "valid.de.gz").write_bytes(good)
-    second = run(local_slurm, tmp_path, config, target)
+    second = run(local_slurm, tmp_path, config, *targets)
     assert second.returncode == 0, second.stderr[-4000:]
     assert all(p.stat().st_mtime == t for p, t in finished.items()), "a finished job was redone"
     redone = [str(p.parent.relative_to(tmp_path / ".snakemake/slurm_logs")) for _, _, p in
@@ -115,11 +120,12 @@ def test_failed_job_names_rule_and_slurm_log_and_rerun_keeps_finished_jobs(local
         redone), redone
 
 
-def test_killed_snakemake_rerun_completes_without_training_twice(local_slurm, tmp_path):
+def test_killed_snakemake_rerun_completes_without_training_twice(local_slurm, fault_data, tmp_path):
     # two trainings of two CPUs each on the two-CPU node: one runs, the other waits in the queue
-    config = small_config(tmp_path, "killed", models={"teacher": {"threads": 2},
-                                                      "baseline": {"threads": 2, "max_update": 60}})
-    targets = [f"results/killed/models/{m}/model.pt" for m in ("teacher", "baseline")]
+    config = small_config(tmp_path, FAULTS, models={"teacher": {"threads": 2},
+                                                    "baseline": {"threads": 2, "max_update": 60}})
+    copy_data_chain(fault_data, tmp_path)
+    targets = [f"results/{FAULTS}/models/{m}/model.pt" for m in ("teacher", "baseline")]
     proc = start(local_slurm, tmp_path, config, *targets)
     try:
         wait_for(lambda: len(jobs_of_rule(local_slurm, "train", ("RUNNING", "PENDING"))) == 2, 600,
@@ -135,12 +141,12 @@ def test_killed_snakemake_rerun_completes_without_training_twice(local_slurm, tm
     second = run(local_slurm, tmp_path, config, *targets, timeout=1200)
     assert second.returncode == 0, second.stderr[-4000:]
     for model, updates in (("teacher", 150), ("baseline", 60)):
-        train_log = (tmp_path / f"results/killed/logs/train_{model}.log").read_text()
-        summary = json.loads((tmp_path / f"results/killed/models/{model}/train.json").read_text())
+        train_log = (tmp_path / f"results/{FAULTS}/logs/train_{model}.log").read_text()
+        summary = json.loads((tmp_path / f"results/{FAULTS}/models/{model}/train.json").read_text())
         # fairseq-train trained each model once, in the orphaned job, to its max_update and never past it: the rerun's
         # job (Snakemake gives it a fresh log) started no fairseq-train and published the orphan's model again
         assert "publishing it again without training" in train_log and "\n+ " not in f"\n{train_log}", train_log
         assert summary["num_updates"] == updates and summary["republished"] and not summary["resumed"]
-        checkpoints = tmp_path / f"results/killed/models/{model}/checkpoints"
+        checkpoints = tmp_path / f"results/{FAULTS}/models/{model}/checkpoints"
         saved = [int(p.stem.rsplit("_", 1)[1]) for p in checkpoints.glob("checkpoint_*_*.pt")]
         assert saved and max(saved) == updates, saved

@@ -1,7 +1,8 @@
-"""config/smoke.yaml's GEC track through `snakemake --profile profiles/slurm` on a real (local, single-node) SLURM:
-every job is a SLURM job (data, training, benchmarks, scoring, CTranslate2 conversion, tables), the status queries use
-squeue (no accounting database here), and its tables have the rows of the local smoke run (tests/conftest.py
-`smoke_run`; numbers from training may differ). The MT chain's jobs on SLURM, with faults, are in
+"""Two of config/smoke.yaml's GEC tables through `snakemake --profile profiles/slurm` on a real (local, single-node)
+SLURM: Table 1 (IAD against greedy and beam, scored with M2) and Figure 6's batch curves (CTranslate2 conversion,
+batched decoding) need every kind of job the workflow has (data, BPE, training, benchmarks, scoring, conversion,
+tables); every job is a SLURM job, the status queries use squeue (no accounting database here), and the tables have
+the rows of the local smoke run (tests/conftest.py `smoke_run`; numbers from training may differ). The MT chain's jobs on SLURM, with faults, are in
 test_faults_on_slurm.py; the whole smoke workflow runs locally once (`smoke_run`), not again through SLURM."""
 import subprocess
 import time
@@ -16,8 +17,11 @@ from helpers.workflow_runs import (REPO, SMOKE, rules_started, slurm_submissions
 pytestmark = pytest.mark.slow
 
 
+SLURM_TABLES = ("gec_table1.csv", "gec_figure6_batch.csv")
+
+
 def gec_targets():
-    """The GEC track's tables and figures under results/smoke (the paths the workflow's table rules write)."""
+    """The GEC tables of SLURM_TABLES under results/smoke (the paths the workflow's table rules write)."""
     import yaml
     from snakemake.utils import validate
 
@@ -27,7 +31,10 @@ def gec_targets():
     cfg = yaml.safe_load(SMOKE.read_text())
     validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
     check_config(cfg, str(REPO))  # fills every section's defaults, as the Snakefile does
-    return [f"results/{cfg['experiment']}/{path}" for path in track("gec").plan.table_items(cfg, "R")]
+    paths = [f"results/{cfg['experiment']}/{path}" for path in track("gec").plan.table_items(cfg, "R")]
+    picked = [p for p in paths if p.rsplit("/", 1)[1] in SLURM_TABLES]
+    assert len(picked) == len(SLURM_TABLES), paths
+    return picked
 
 
 @pytest.fixture(scope="module")
@@ -62,27 +69,20 @@ def test_every_job_went_through_sbatch(slurm_smoke):
     assert "with SLURM jobid" in log and "Error" not in log
 
 
-def table_outputs(results, track=None):
+def table_outputs(results, track=None, names=None):
     return sorted(p.relative_to(results) for p in results.rglob("*")
                   if p.is_file() and {"tables", "figures"} & set(p.parts) and (track is None or p.parts[
-                      len(results.parts)] == track))
-
-
-# rows picked by what the models did (example sentences, one row per decoding iteration or step) or by measured
-# speed (the comparison keeps the two fastest exact Blockwise settings): only columns compared
-CASE_STUDIES = {"gec_table2.csv", "gad_table11_case_study.csv", "blockwise_example.csv", "blockwise_vs_gad.csv"}
+                      len(results.parts)] == track) and (names is None or p.name in names))
 
 
 def assert_same_rows(local, slurm, track):
-    """Same table and figure files of ``track``, same columns; outside the case studies the same rows: their labels
-    (the text columns among the first two: systems, methods, settings) in the same order. Numbers may differ."""
-    files = table_outputs(local, track)
-    assert table_outputs(slurm, track) == files and len(files) >= 8
+    """Same table and figure files of ``track``, same columns, the same rows: their labels (the text columns among the
+    first two: systems, methods, settings) in the same order. Numbers may differ."""
+    files = table_outputs(local, track, SLURM_TABLES)
+    assert table_outputs(slurm, track) == files and len(files) == len(SLURM_TABLES)
     for rel in (p for p in files if p.suffix == ".csv"):
         a, b = pd.read_csv(local / rel), pd.read_csv(slurm / rel)
         assert list(a.columns) == list(b.columns), rel
-        if rel.name in CASE_STUDIES:
-            continue
         labels = [c for c in a.columns[:2] if not pd.api.types.is_numeric_dtype(a[c])]
         assert labels and len(a) == len(b), rel
         assert a[labels].astype(str).values.tolist() == b[labels].astype(str).values.tolist(), (rel, labels)

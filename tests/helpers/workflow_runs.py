@@ -1,6 +1,7 @@
 """Running the Snakefile on a config in a temporary directory: locally (tests/e2e) or through a Snakemake profile on
 a SLURM (tests/cluster), and reading what Snakemake's log says it ran."""
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,18 @@ def small_config(tmp_path, name, models=None, **sections):
     path = Path(tmp_path) / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
+
+
+# the experiment of the SLURM fault tests that train: their configs differ in the models only, so one data chain,
+# prepared once without SLURM (tests/cluster/conftest.py `fault_data`), serves them all
+FAULTS = "faults"
+
+
+def copy_data_chain(template, workdir):
+    """The prepared data chain into ``workdir``, with Snakemake's record of it (.snakemake/metadata) and the files'
+    modification times, so Snakemake in ``workdir`` sees those jobs done."""
+    shutil.copytree(Path(template) / "results", Path(workdir) / "results", dirs_exist_ok=True)
+    shutil.copytree(Path(template) / ".snakemake/metadata", Path(workdir) / ".snakemake/metadata", dirs_exist_ok=True)
 
 
 # --------------------------------------------------------------------------- what the log says
