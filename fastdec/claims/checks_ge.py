@@ -1,0 +1,45 @@
+"""Ge et al. 2022 (IAD): the hardware-independent claims, checked on the GEC track's tables and benchmark run."""
+from __future__ import annotations
+
+import math
+from typing import Tuple
+
+import pandas as pd
+
+from .claim import Claim, NotCheckable, need, numeric, rows_matching
+
+T1 = "gec_table1"
+# not a table of the report: the GEC benchmark's per-sentence edit ratio and times (orderings.py builds it)
+SENTENCES = "gec_iad_sentences"
+EXACT_IAD = r"iad.*"   # every IAD variant verifies against greedy decoding
+
+
+def iad_speedup_falls_with_edits(df: pd.DataFrame) -> Tuple[str, bool]:
+    """``df``: one row per sentence with ``edit_ratio``, ``greedy_time`` and ``iad_time``."""
+    from fastdec.tracks.gec.analysis import spearman
+
+    rows = need(df, "edit_ratio", "greedy_time", "iad_time")
+    rows = rows[rows["iad_time"] > 0]
+    if len(rows) < 3:
+        raise NotCheckable(f"{len(rows)} sentence(s): a correlation needs three or more")
+    rho = spearman(list(rows["edit_ratio"]), list(rows["greedy_time"] / rows["iad_time"]))
+    return (f"Spearman rho(edit ratio, speedup) = {rho:.3f} over {len(rows)} sentences",
+            not math.isnan(rho) and rho < 0)
+
+
+def iad_identical_to_greedy(df: pd.DataFrame) -> Tuple[str, bool]:
+    rows = rows_matching(df, "method", EXACT_IAD)
+    pct = numeric(rows, "identical_to_greedy_pct")
+    if pct.notna().sum() == 0:
+        raise NotCheckable("no IAD row")
+    return ", ".join(f"{m}: {p:.1f}%" for m, p in zip(rows["method"], pct)), bool((pct == 100).all())
+
+
+CLAIMS = [
+    Claim("Ge", "IAD's output is identical to greedy decoding's",
+          "Ge §3 and Table 1: IAD yields exactly greedy decoding's predictions (the same F0.5 as beam=1)", (T1,),
+          iad_identical_to_greedy),
+    Claim("Ge", "IAD's speedup over greedy decoding falls as the edit ratio rises",
+          "Ge Figure 5 (CoNLL-13): sentences with fewer edits reach higher speedup", (SENTENCES,),
+          iad_speedup_falls_with_edits),
+]
