@@ -6,7 +6,7 @@ from typing import Tuple
 
 import pandas as pd
 
-from .claim import Claim, NotCheckable, need, numeric
+from .claim import Audit, Claim, Figure, NotCheckable, need, numeric
 
 T1, T2, T3 = "students_table1", "students_table2", "students_table3"
 
@@ -57,3 +57,13 @@ CLAIMS = [
     Claim("Hsu", "L0 pruning removes attention heads",
           "Hsu Table 2 (12-1, SSRU w/o ffn): 96/8/- heads -> 18/8/- after pruning", (T2,), pruning_removes_heads),
 ]
+
+HEADLINE = [
+    Figure("BLEU of the pruned student", T3, ("model", r".*pruned.*"), "bleu", 31.4,
+           "Hsu Table 3, + Prune heads (newstest2015)"),
+    Figure("CPU batch-1 speedup over the Transformer student, %", T3, ("model", r".*pruned.*"), "speedup_cpu_b1_pct",
+           109, "Hsu Table 3 (over Transformer-base)"),
+    Figure("CPU batch-1 speedup, SSRU w/o ffn, %", T3, ("model", r"ssru_noffn_\d+_\d+"), "speedup_cpu_b1_pct", 49,
+           "Hsu Table 3, + Remove ffn"),
+]
+AUDIT = [Audit("students_gad_verifier", "model", r".*", "as GAD verifier")]

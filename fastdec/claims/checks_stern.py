@@ -6,7 +6,7 @@ from typing import Dict, Tuple
 
 import pandas as pd
 
-from .claim import Claim, NotCheckable, cell_pair, falls, need, numeric
+from .claim import Audit, Claim, Figure, NotCheckable, cell_pair, falls, need, numeric
 
 T1, APPROX, MINBLOCK, FIG4 = "blockwise_table1", "blockwise_approx", "blockwise_minblock", "blockwise_figure4"
 
@@ -121,3 +121,15 @@ CLAIMS = [
           "Stern Figure 4 / §7.3: 3.3x wall-clock at mean block 4.7 (k=8); larger k gains iterations, not time",
           (FIG4,), speedup_below_mean_block),
 ]
+
+T4 = "blockwise_table4"
+HEADLINE = [
+    Figure("Blockwise BLEU (test)", T4, ("system", r"blockwise k=\d+"), "bleu", "paper_bleu", "Stern Table 4"),
+    Figure("mean accepted block", FIG4, ("k", r"k=\d+"), "mean_block", "paper_mean_block",
+           "Stern Table 1, Both (dev)"),
+    Figure("tokens / iteration", FIG4, ("k", r"k=\d+"), "tokens_per_iteration", "paper_mean_block",
+           "Stern Table 1, Both (dev)"),
+    Figure("wall-clock speedup vs greedy", FIG4, ("k", r"k=\d+"), "speedup_vs_greedy", "paper_speedup",
+           "Stern Figure 4"),
+]
+AUDIT = [Audit(T4, "system", r"blockwise k=\d+")]

@@ -6,7 +6,7 @@ from typing import List, Tuple
 
 import pandas as pd
 
-from .claim import Claim, NotCheckable, need, numeric, rises, rows_matching
+from .claim import Audit, Claim, Figure, NotCheckable, need, numeric, rises, rows_matching
 
 T1, T2, T3, T8 = "gad_table1", "gad_table2_block_size", "gad_table3_beta_tau", "gad_table8_memory"
 EXACT_GAD = r"gad-k\d+"            # vanilla GAD rows (top-1 verification): lossless
@@ -164,3 +164,14 @@ CLAIMS = [
           "Xia Table 8 / App. A: GAD 1621 vs greedy 1211 MiB, about 400 MB extra of which about 250 MB is the "
           "drafter's weights", (T8,), extra_memory_is_the_drafter),
 ]
+
+HEADLINE = [
+    Figure("GAD BLEU", T1, ("label", EXACT_GAD), "bleu", "paper_bleu", "Xia Table 1 (test)"),
+    Figure("GAD tokens / iteration", T1, ("label", EXACT_GAD), "tokens_per_iteration", 6.13, "Xia footnote 8 (dev)"),
+    Figure("GAD speedup vs greedy", T1, ("label", EXACT_GAD), "speedup_vs_greedy", 2.7,
+           "Xia Table 1: 3.0x / 1.1x over beam"),
+    Figure("GAD++ (top-3, tau=1) BLEU", T1, ("label", r"gad-k\d+-top3-tau1"), "bleu", "paper_bleu", "Xia Table 1"),
+    Figure("GAD++ (top-3, tau=1) speedup vs greedy", T1, ("label", r"gad-k\d+-top3-tau1"), "speedup_vs_greedy", 3.3,
+           "Xia Table 1: 3.6x / 1.1x over beam"),
+]
+AUDIT = [Audit(T1, "label", EXACT_GAD)]

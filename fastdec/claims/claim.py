@@ -87,3 +87,26 @@ def falls(values: List[float]) -> bool:
 
 def run_claims(claims: List[Claim], tables: Dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame([c.row(tables) for c in claims], columns=COLUMNS)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure of a paper's card: ``ours`` in the last row of ``table`` whose ``row[0]`` column fully
+    matches ``row[1]`` and that has the value (and the paper's, when ``paper`` names a column); ``paper``: the
+    paper's column in that row, or its number (None: the paper gives none); ``cite``: where the paper states it."""
+    what: str
+    table: str
+    row: Tuple[str, str]
+    ours: str
+    paper: object
+    cite: str
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The lossless methods of a table: the rows whose ``label`` column fully matches ``pattern`` must decode
+    exactly what greedy decoding does (``identical_to_greedy_pct`` = 100)."""
+    table: str
+    label: str
+    pattern: str
+    name: str = ""   # what the rows are, when the label alone does not say
