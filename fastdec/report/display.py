@@ -7,10 +7,11 @@ from typing import List, Optional, Tuple
 
 import pandas as pd
 
-MAX_COLUMNS = 9        # a table wider than this shows its key columns, the full table behind <details>
+MAX_COLUMNS = 10       # a table wider than this shows its key columns, the full table behind <details>
 LONG_TEXT = 60         # a column whose cells average more characters is left to the full table
 CAPTION_LEAD = 320     # characters of a caption shown before "more"
 _ID_COLUMNS = ("label", "system", "method", "model", "k", "tau", "module", "hyperparameter", "threads", "depth")
+_MEASURES = ("bleu", "f0.5", "speedup", "speed", "tok", "iteration", "block", "identical")
 _GPT2 = {"Ġ": " ", "Ċ": "\n", "ĉ": "\t"}
 
 
@@ -51,23 +52,41 @@ def counterpart(df: pd.DataFrame, paper_col: str, table: str) -> Optional[str]:
 
 def _long_text(series: pd.Series) -> bool:
     text = series.dropna().astype(str)
-    return series.dtype == object and len(text) > 0 and text.str.len().mean() > LONG_TEXT
+    return not pd.api.types.is_numeric_dtype(series) and len(text) > 0 and text.str.len().mean() > LONG_TEXT
+
+
+def _numeric(series: pd.Series) -> bool:
+    return pd.to_numeric(series, errors="coerce").notna().any()
+
+
+def _rank(ours: str) -> int:
+    """Headline measures first: quality, then speed, then the rest (a column name's place in _MEASURES)."""
+    name = ours.lower()
+    return next((i for i, m in enumerate(_MEASURES) if m in name), len(_MEASURES))
 
 
 def key_columns(df: pd.DataFrame, table: str, limit: int = MAX_COLUMNS) -> List[str]:
-    """The columns a reader needs first, in the table's order: the identifying columns, every ours / paper / delta
-    group (``df`` as :func:`fastdec.report.html.with_deltas` writes it), then other short columns up to ``limit``."""
+    """The columns a reader needs first, in the table's order: the identifying columns, the ours / paper / delta
+    groups of the headline measures (``df`` as :func:`fastdec.report.html.with_deltas` writes it), then other short
+    columns, ``limit`` in all."""
     cols = list(df.columns)
     if len(cols) <= limit:
         return cols
-    chosen = {cols[0]} | {c for c in cols[1:4] if c in _ID_COLUMNS}
+    chosen = [cols[0]] + [c for c in cols[1:4] if c in _ID_COLUMNS]
+    groups = []
     for i, c in enumerate(cols):
         ours = counterpart(df, c, table) if c.startswith("paper") else None
-        if ours:
-            chosen |= {ours, c} | {d for d in cols[i + 1:i + 2] if d.startswith("delta ")}
-    for c in cols:
-        if len(chosen) >= limit:
+        if ours and _numeric(df[c]):
+            groups.append([ours, c] + [d for d in cols[i + 1:i + 2] if d.startswith("delta ")])
+    for group in sorted(groups, key=lambda g: _rank(g[0])):
+        if len(set(chosen) | set(group)) <= limit:
+            chosen += group
+    # then the text a row shows (examples), the headline measures, the rest; a note repeated on every row is left out
+    others = [c for c in cols if not c.startswith(("delta ", "paper")) and c not in chosen]
+    varying_text = [c for c in others if _long_text(df[c]) and df[c].nunique() > 1]
+    short = sorted((c for c in others if not _long_text(df[c])), key=lambda c: (_rank(c), cols.index(c)))
+    for c in varying_text + short:
+        if len(set(chosen)) >= limit:
             break
-        if not _long_text(df[c]) and not c.startswith(("delta ", "paper")):
-            chosen.add(c)
-    return [c for c in cols if c in chosen]
+        chosen.append(c)
+    return [c for c in cols if c in set(chosen)]

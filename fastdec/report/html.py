@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import pandas as pd
 
 from .display import counterpart, debpe, key_columns, split_caption
-from .markdown import ExtraRows, read_caption
+from .markdown import ExtraRows, _integral_columns, read_caption
 
 __all__ = ["build_html", "counterpart", "item_html", "read_items", "section_html", "table_html", "with_deltas",
            "write_items"]
@@ -38,8 +38,8 @@ th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 th.paper, td.paper { background: #f1f8f1; } th.delta, td.delta { background: #fdf6e3; }
 tr.cited td { color: #666; font-style: italic; }
 img { max-width: 100%; border: 1px solid #ddd; } .caption { max-width: 1100px; margin: 0.3em 0; }
-code { font-size: 12px; } .wide { max-width: 100%; overflow-x: auto; } td { max-width: 40em; overflow-wrap: anywhere; }
-details > summary { cursor: pointer; color: #345; } .figures img { max-width: 48%; vertical-align: top; }
+code { font-size: 12px; } .wide { max-width: 100%; overflow-x: auto; } td { max-width: 40em; overflow-wrap: break-word; }
+td.text { text-align: left; } details > summary { cursor: pointer; color: #345; } .figures img { max-width: 48%; vertical-align: top; }
 """
 
 
@@ -56,21 +56,25 @@ def with_deltas(df: pd.DataFrame, table: str) -> pd.DataFrame:
     return out
 
 
-def _cell(v) -> str:
+def _cell(v, integral: bool = False) -> str:
     if v is None or (isinstance(v, float) and pd.isna(v)):
         return "–"
+    if isinstance(v, float) and integral:
+        return str(int(v))
     if isinstance(v, float):
         return f"{v:.2f}" if v == 0 or abs(v) >= 0.01 else f"{v:.2g}"
     return html.escape(debpe(str(v)) if isinstance(v, str) else str(v))
 
 
 def table_html(df: pd.DataFrame) -> str:
-    cls = {c: "paper" if c.startswith("paper_") else "delta" if c.startswith("delta ") else "" for c in df.columns}
+    cls = {c: ("paper" if c.startswith("paper") else "delta" if c.startswith("delta ") else "")
+           + ("" if pd.api.types.is_numeric_dtype(df[c]) else " text") for c in df.columns}
+    integral = _integral_columns(df)
     head = "".join(f'<th class="{cls[c]}">{html.escape(str(c))}</th>' for c in df.columns)
     rows = []
     for _, r in df.iterrows():
         cited = "source" in df.columns and str(r["source"]).startswith("paper only")
-        cells = "".join(f'<td class="{cls[c]}">{_cell(r[c])}</td>' for c in df.columns)
+        cells = "".join(f'<td class="{cls[c]}">{_cell(r[c], c in integral)}</td>' for c in df.columns)
         rows.append(f'<tr class="{"cited" if cited else ""}">{cells}</tr>')
     return f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
 
