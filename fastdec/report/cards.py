@@ -29,7 +29,7 @@ _CSS = """
 .cards { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 10px; }
 .card { border: 1px solid #bbb; border-radius: 4px; padding: 4px 10px; font-size: 13px; }
 .card h3 { margin: 4px 0; font-size: 15px; } .card table { margin: 2px 0; font-size: 12px; }
-.card td { white-space: nowrap; } .card td.muted, .card td:first-child { white-space: normal; text-align: left; }
+.card td { white-space: nowrap; } .card th:last-child { text-align: left; } .card td.muted, .card td:first-child { white-space: normal; text-align: left; }
 .card p, .card ul { margin: 3px 0; } .card li { margin: 1px 0; }
 .fail { color: #a00; } .hold { color: #060; } .muted { color: #666; }
 """
