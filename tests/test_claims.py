@@ -55,8 +55,10 @@ def test_hsu_ffn_share_needs_the_decoders_parameter_count():
 
 def test_ge_iad_identical_and_edit_ratio():
     t1 = pd.DataFrame({"method": ["greedy", "iad", "iad-fast"], "identical_to_greedy_pct": [100.0, 100.0, 100.0]})
-    assert G.iad_identical_to_greedy(t1) == ("iad: 100.0%, iad-fast: 100.0%", True)
-    assert not G.iad_identical_to_greedy(t1.assign(identical_to_greedy_pct=[100.0, 99.0, 100.0]))[1]
+    lossless = G.CLAIMS[1]
+    assert lossless.row({G.T1: t1})["ours"] == "iad: 100.0%, iad-fast: 100.0%"
+    assert lossless.row({G.T1: t1})["status"] == HOLDS
+    assert lossless.row({G.T1: t1.assign(identical_to_greedy_pct=[100.0, 99.0, 100.0])})["status"] == FAILS
     rows = pd.DataFrame({"edit_ratio": [0.0, 0.1, 0.3, 0.5], "greedy_time": 1.0, "iad_time": [0.2, 0.3, 0.5, 0.9]})
     assert G.iad_speedup_falls_with_edits(rows)[1]
     assert not G.iad_speedup_falls_with_edits(rows.assign(iad_time=1.1 - rows["iad_time"]))[1]

@@ -17,8 +17,9 @@ def test_iterations_order_nat_then_high_efficiency_then_high_quality_then_gad():
 
 
 def test_vanilla_gad_is_identical_to_greedy():
-    assert X.gad_identical_to_greedy(gad_table1())[1]
-    assert not X.gad_identical_to_greedy(gad_table1(identical=97.5))[1]
+    claim = X.CLAIMS[0]
+    assert claim.row({X.T1: gad_table1()})["status"] == "holds"
+    assert claim.row({X.T1: gad_table1(identical=97.5)})["status"] == "fails"
 
 
 def test_table2_gadpp_accepts_more_and_peaks_in_the_middle():

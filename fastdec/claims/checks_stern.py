@@ -64,32 +64,28 @@ def both_bleu_above_fine_tuning(df: pd.DataFrame) -> Tuple[str, bool]:
     return "; ".join(f"k={k}: {both[k]:.2f} vs {ft[k]:.2f}" for k in ks), all(both[k] > ft[k] for k in ks)
 
 
-def top_t_raises_blocks(df: pd.DataFrame) -> Tuple[str, bool]:
-    exact = _blocks(df, "exact")
-    tops = [c for c in df.columns if c.startswith("top-")]
-    if not tops:
-        raise NotCheckable("the table has no top-t column")
+def _against_exact(df: pd.DataFrame, prefix: str, part: int, better) -> Tuple[str, bool]:
+    """Every column named ``prefix...`` against ``exact`` at each k on the BLEU (``part`` 0) or the mean block (1):
+    holds when ``better(theirs, exact)`` everywhere."""
+    exact = _column(df, "exact", part)
+    columns = [c for c in df.columns if c.startswith(prefix)]
+    if not columns:
+        raise NotCheckable(f"the table has no {prefix}... column")
     parts, ok = [], True
-    for col in tops:
-        approx = _blocks(df, col)
-        ks = _common(exact, approx)
-        parts += [f"{col} k={k}: {approx[k]:.2f} vs {exact[k]:.2f}" for k in ks]
-        ok = ok and all(approx[k] > exact[k] for k in ks)
+    for col in columns:
+        theirs = _column(df, col, part)
+        ks = _common(exact, theirs)
+        parts += [f"{col} k={k}: {theirs[k]:.2f} vs exact {exact[k]:.2f}" for k in ks]
+        ok = ok and all(better(theirs[k], exact[k]) for k in ks)
     return "; ".join(parts), ok
+
+
+def top_t_raises_blocks(df: pd.DataFrame) -> Tuple[str, bool]:
+    return _against_exact(df, "top-", 1, lambda theirs, exact: theirs > exact)
 
 
 def min_block_costs_bleu(df: pd.DataFrame) -> Tuple[str, bool]:
-    exact = _bleu(df, "exact")
-    mins = [c for c in df.columns if c.startswith("min block")]
-    if not mins:
-        raise NotCheckable("the table has no minimum-block column")
-    parts, ok = [], True
-    for col in mins:
-        lower = _bleu(df, col)
-        ks = _common(exact, lower)
-        parts += [f"{col} k={k}: {lower[k]:.2f} vs exact {exact[k]:.2f}" for k in ks]
-        ok = ok and all(lower[k] < exact[k] for k in ks)
-    return "; ".join(parts), ok
+    return _against_exact(df, "min block", 0, lambda theirs, exact: theirs < exact)
 
 
 def speedup_below_mean_block(df: pd.DataFrame) -> Tuple[str, bool]:

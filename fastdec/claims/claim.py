@@ -70,6 +70,15 @@ def rows_matching(df: pd.DataFrame, column: str, pattern: str) -> pd.DataFrame:
     return df[need(df, column)[column].astype(str).str.fullmatch(pattern)]
 
 
+def identical_to_greedy(df: pd.DataFrame, label: str, pattern: str) -> Tuple[str, bool]:
+    """The exact methods' rows (``label`` fully matching ``pattern``): each ``identical_to_greedy_pct`` = 100."""
+    rows = rows_matching(df, label, pattern)
+    pct = numeric(rows, "identical_to_greedy_pct")
+    if pct.notna().sum() == 0:
+        raise NotCheckable(f"no row whose {label} matches {pattern}")
+    return ", ".join(f"{m}: {p:.1f}%" for m, p in zip(rows[label], pct)), bool((pct == 100).all())
+
+
 def cell_pair(cell) -> Tuple[Optional[float], Optional[float]]:
     """``(BLEU, mean block)`` of a Blockwise cell ``"BLEU / block"`` or ``"BLEU / block (x%)"``; None where absent."""
     m = re.match(r"\s*([-\d.]+)\s*/\s*([-\d.]+)", cell) if isinstance(cell, str) else None
@@ -110,3 +119,11 @@ class Audit:
     label: str
     pattern: str
     name: str = ""   # what the rows are, when the label alone does not say
+
+
+def lossless_claim(study: str, method: str, paper: str, audit: Audit) -> Claim:
+    """The claim that ``method`` (the rows ``audit`` names) decodes exactly what greedy decoding does."""
+    def check(df: pd.DataFrame) -> Tuple[str, bool]:
+        return identical_to_greedy(df, audit.label, audit.pattern)
+
+    return Claim(study, f"{method}'s output is identical to greedy decoding's", paper, (audit.table,), check)
