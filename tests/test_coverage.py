@@ -50,9 +50,9 @@ def keys_of(paper):
     return [e.item for e in C.REGISTRY if e.paper == paper]
 
 
-def test_report_starts_with_the_coverage_table(tmp_path):
+def test_report_ends_with_the_coverage_table(tmp_path):
     text = build_report("x", [])
-    head = text.split("## ")[1]
+    head = text.split("## ")[-1]
     assert head.startswith("Coverage of the papers")
     c = C.counts()
     assert f"{C.DEFAULT}: {c[C.DEFAULT]}" in head and head.count("\n| ") == len(C.REGISTRY) + 1

@@ -1,119 +1,43 @@
-"""The papers' orderings, checked on a run's own tables: statements that do not depend on the hardware
-and that a researcher's first run should reproduce. Each row says what the paper reports, what this run measured
-and whether the ordering holds; ``fastdec orderings`` exits non-zero when one does not.
+"""The papers' hardware-independent claims, checked on a run's own tables: statements a researcher's first run should
+reproduce whatever the machine. ``tables/orderings.csv`` (one row per claim: the study, the claim, the paper's
+statement with its table or section, what this run shows, and the status ``holds`` / ``fails`` / ``not run`` /
+``not checkable``) is a table of the report, built by the workflow's table rule beside the MT chain's AT table. A
+failed claim is printed and shown at the top of the report; the run still finishes.
 
-* GAD++ accepts more tokens per iteration than vanilla GAD at every block size (GAD Table 2);
-* GAD++'s speedup peaks at a middle block size, not the smallest or the largest tried (GAD Table 2: k = 25 of
-  10..30);
-* Seq-KD raises the verifier's agreement with the drafter: Blockwise with frozen heads accepts longer blocks on
-  distilled data than on the original data, at every k (Stern et al. Table 1, "Distillation" vs "Regular");
-* fine-tuning together with distillation gives the largest Blockwise blocks at every k (Stern et al. Table 1,
-  "Both");
-* IAD's speedup over greedy decoding falls as the edit ratio rises (IAD paper Figure 5: a negative correlation).
+The claims live by paper: :mod:`.checks_xia` (GAD), :mod:`.checks_ge` (IAD), :mod:`.checks_stern` (Blockwise),
+:mod:`.checks_hsu` (efficient students); :mod:`.claim` says how a claim turns a run's tables into a row.
 """
 from __future__ import annotations
 
-import math
-from typing import Callable, Dict, List, Optional
+import os
+from typing import Dict, List
 
 import pandas as pd
 
 from fastdec.layout import ResultsLayout
 from fastdec.tracks.base import TableItem
 
-COLUMNS = ["claim", "paper", "ours", "holds"]
+from . import checks_ge, checks_hsu, checks_stern, checks_xia
+from .claim import COLUMNS, FAILS, Claim, run_claims
+
+__all__ = ["CLAIMS", "COLUMNS", "TABLE", "check", "failed", "inputs", "make_table", "table_items"]
+
+CLAIMS: List[Claim] = checks_xia.CLAIMS + checks_ge.CLAIMS + checks_stern.CLAIMS + checks_hsu.CLAIMS
 TABLE = "tables/orderings.csv"
 
 
-def _block(cell) -> Optional[float]:
-    """The mean block of a Blockwise Table 1 cell ``"BLEU / block"``."""
-    if not isinstance(cell, str) or "/" not in cell:
-        return None
-    try:
-        return float(cell.split("/")[1].split("(")[0])
-    except ValueError:
-        return None
+def _run_tables(config: dict, R: str) -> Dict[str, str]:
+    """The claims' tables this run writes: stem -> path."""
+    from fastdec.tracks import registry
+    from fastdec.tracks.base import section
 
-
-def _gad_rows(df: pd.DataFrame) -> pd.DataFrame:
-    rows = df[df["k"].astype(str).str.fullmatch(r"\d+")].copy()
-    rows["k"] = rows["k"].astype(int)
-    return rows.sort_values("k")
-
-
-def gadpp_accepts_more(df: pd.DataFrame) -> dict:
-    rows = _gad_rows(df)
-    pairs = [(int(r.k), float(r.tokens_per_iteration), float(r.gad_tokens_per_iteration)) for r in rows.itertuples()
-             if pd.notna(r.tokens_per_iteration) and pd.notna(r.gad_tokens_per_iteration)]
-    return {"claim": "GAD++ accepts more tokens per iteration than GAD, at every block size k",
-            "paper": "Xia footnote 8 (WMT14 En-De dev, k = 25): GAD++ 10.99 vs GAD 6.13 tokens per iteration; Ge "
-                     "Table 5: GAD++ above GAD",
-            "ours": "; ".join(f"k={k}: {pp:.2f} vs {g:.2f}" for k, pp, g in pairs),
-            "holds": bool(pairs) and all(pp > g for _, pp, g in pairs)}
-
-
-def speedup_peaks_in_the_middle(df: pd.DataFrame) -> dict:
-    rows = _gad_rows(df).dropna(subset=["speedup_vs_beam"])
-    ks, speed = list(rows["k"]), list(rows["speedup_vs_beam"].astype(float))
-    best = ks[speed.index(max(speed))] if ks else None
-    return {"claim": "GAD++'s speedup peaks at a middle block size (not the smallest or largest k tried)",
-            "paper": "GAD Table 2: peak at k = 25 among k = 10 .. 30",
-            "ours": ", ".join(f"k={k}: {s:.2f}x" for k, s in zip(ks, speed)) + (f"; peak at k={best}" if ks else ""),
-            "holds": len(ks) >= 3 and best not in (ks[0], ks[-1])}
-
-
-def _blockwise_blocks(df: pd.DataFrame, label: str) -> Dict[int, float]:
-    if label not in df.columns:
-        return {}
-    return {int(k): b for k, b in zip(df["k"], df[label].map(_block)) if b is not None and int(k) > 1}
-
-
-def distillation_raises_blocks(df: pd.DataFrame) -> dict:
-    reg, dis = _blockwise_blocks(df, "Regular"), _blockwise_blocks(df, "Distillation")
-    ks = sorted(set(reg) & set(dis))
-    return {"claim": "Seq-KD raises the base model's agreement with the proposals: longer Blockwise blocks on "
-                     "distilled data (frozen heads), at every k",
-            "paper": "Stern et al. Table 1: Distillation above Regular at every k (k=8: 1.91 vs 1.76)",
-            "ours": "; ".join(f"k={k}: {dis[k]:.2f} vs {reg[k]:.2f}" for k in ks),
-            "holds": bool(ks) and all(dis[k] > reg[k] for k in ks)}
-
-
-def both_gives_largest_blocks(df: pd.DataFrame) -> dict:
-    blocks = {label: _blockwise_blocks(df, label) for label in ("Regular", "Distillation", "Fine Tuning", "Both")}
-    ks = sorted(set.intersection(*(set(b) for b in blocks.values()))) if all(blocks.values()) else []
-    return {"claim": "fine-tuning + distillation gives the largest Blockwise blocks, at every k",
-            "paper": "Stern et al. Table 1: Both has the largest mean block at every k (k=8: 4.69)",
-            "ours": "; ".join(f"k={k}: Both {blocks['Both'][k]:.2f}, next "
-                              f"{max(blocks[v][k] for v in blocks if v != 'Both'):.2f}" for k in ks),
-            "holds": bool(ks) and all(blocks["Both"][k] >= max(blocks[v][k] for v in blocks if v != "Both")
-                                      for k in ks)}
-
-
-def iad_speedup_falls_with_edits(rows) -> dict:
-    """``rows``: :func:`fastdec.tracks.gec.analysis.per_sentence` of the GEC benchmark run."""
-    from fastdec.tracks.gec.analysis import spearman
-
-    xs = [r.edit_ratio for r in rows]
-    ys = [r.greedy_time / r.iad_time for r in rows if r.iad_time > 0]
-    rho = spearman(xs, ys) if len(xs) == len(ys) and len(xs) > 2 else float("nan")
-    return {"claim": "IAD's speedup over greedy decoding falls as the edit ratio rises",
-            "paper": "IAD paper Figure 5: speedup decreases with the edit ratio",
-            "ours": f"Spearman rho(edit ratio, speedup) = {rho:.3f} over {len(xs)} sentences",
-            "holds": not math.isnan(rho) and rho < 0}
-
-
-def inputs(config: dict, R: str) -> List[str]:
-    """The files the check reads, for the enabled tracks."""
-    tracks, L = config["tracks"], ResultsLayout(R)
-    out = []
-    if tracks.get("gad"):
-        out.append(L.table("gad", "gad_table2_block_size"))
-    if tracks.get("blockwise"):
-        out.append(L.table("blockwise", "blockwise_table1"))
-    if tracks.get("gec_iad"):
-        run = _gec_run(config, R)
-        out += [L.path("gec", "bench", "set.src"), f"{run}/summary.csv", f"{run}/sentences.jsonl"]
-    return out
+    wanted = {t for c in CLAIMS for t in c.tables}
+    rels = [rel for track in registry.enabled(config) for rel in track.plan.table_items(config, R)]
+    # the memory table has its own rule (a fresh process per method), outside the GAD table items
+    if config["tracks"].get("gad") and section(config, "gad").get("task") != "summarization":
+        rels.append(f"gad/tables/{checks_xia.T8}.csv")
+    stems = {os.path.splitext(os.path.basename(rel))[0]: rel for rel in rels if rel.endswith(".csv")}
+    return {stem: os.path.join(R, rel) for stem, rel in stems.items() if stem in wanted}
 
 
 def _gec_run(config: dict, R: str) -> str:
@@ -123,33 +47,38 @@ def _gec_run(config: dict, R: str) -> str:
     return ResultsLayout(R).run(table1_run(config))
 
 
-def check(config: dict, R: str) -> pd.DataFrame:
-    """Every ordering the enabled tracks can show, one row each (``holds``: True/False)."""
-    tracks, L = config["tracks"], ResultsLayout(R)
-    checks: List[Callable[[], dict]] = []
-    if tracks.get("gad"):
-        gad = pd.read_csv(L.table("gad", "gad_table2_block_size"))
-        checks += [lambda: gadpp_accepts_more(gad), lambda: speedup_peaks_in_the_middle(gad)]
-    if tracks.get("blockwise"):
-        bw = pd.read_csv(L.table("blockwise", "blockwise_table1"))
-        checks += [lambda: distillation_raises_blocks(bw), lambda: both_gives_largest_blocks(bw)]
-    if tracks.get("gec_iad"):
-        from fastdec.bench.results import read_run
-        from fastdec.tracks.gec.analysis import per_sentence
-        from fastdec.text import read_lines
+def inputs(config: dict, R: str) -> List[str]:
+    """The files the checks read, for the enabled tracks."""
+    out = list(_run_tables(config, R).values())
+    if config["tracks"].get("gec_iad"):
+        run = _gec_run(config, R)
+        out += [ResultsLayout(R).path("gec", "bench", "set.src"), f"{run}/summary.csv", f"{run}/sentences.jsonl"]
+    return out
 
-        run = read_run(_gec_run(config, R))
-        recs = run.records()
-        rows = per_sentence(read_lines(L.path("gec", "bench", "set.src")), recs["greedy"], recs["iad"],
-                            run.hyps("iad"))
-        checks.append(lambda: iad_speedup_falls_with_edits(rows))
-    return pd.DataFrame([c() for c in checks], columns=COLUMNS)
+
+def _iad_sentences(config: dict, R: str) -> pd.DataFrame:
+    from fastdec.bench.results import read_run
+    from fastdec.text import read_lines
+    from fastdec.tracks.gec.analysis import per_sentence
+
+    run = read_run(_gec_run(config, R))
+    recs = run.records()
+    rows = per_sentence(read_lines(ResultsLayout(R).path("gec", "bench", "set.src")), recs["greedy"], recs["iad"],
+                        run.hyps("iad"))
+    return pd.DataFrame([{"edit_ratio": r.edit_ratio, "greedy_time": r.greedy_time, "iad_time": r.iad_time}
+                         for r in rows])
+
+
+def check(config: dict, R: str) -> pd.DataFrame:
+    """Every claim, one row each; the claims whose tables this run does not write are ``not run``."""
+    tables = {stem: pd.read_csv(path) for stem, path in _run_tables(config, R).items()}
+    if config["tracks"].get("gec_iad"):
+        tables[checks_ge.SENTENCES] = _iad_sentences(config, R)
+    return run_claims(CLAIMS, tables)
 
 
 def failed(df: pd.DataFrame) -> List[str]:
-    return [str(c) for c, h in zip(df["claim"], df["holds"]) if not bool(h)]
-
-
+    return [str(c) for c, s in zip(df["claim"], df["status"]) if s == FAILS]
 
 
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
@@ -166,4 +95,4 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     df.to_csv(output, index=False)
     print(df.to_string(index=False), flush=True)
     for claim in failed(df):
-        print(f"ORDERING DOES NOT HOLD: {claim}", flush=True)
+        print(f"CLAIM DOES NOT HOLD: {claim}", flush=True)

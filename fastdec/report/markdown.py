@@ -1,5 +1,6 @@
-"""The Markdown report: a coverage table of the papers (fastdec.claims.coverage), then one section per table or
-figure, the paper's figures in their own columns.
+"""The Markdown report in the HTML report's order: a summary (fastdec.claims.summary), then one section per figure,
+then one per table (the paper's figures in their own columns, text without BPE markers), then the coverage of the
+papers (fastdec.claims.coverage).
 
 Captions come from ``workflow/report/<stem>.rst`` (the same files `snakemake --report` shows): the first line is the
 section title, the rest its explanation.
@@ -11,9 +12,11 @@ import os
 import platform
 from pathlib import Path
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import pandas as pd
+
+from .display import debpe
 
 # stem, experiment -> (caption, rows) shown under a table, or None
 ExtraRows = Callable[[str, Optional[str]], Optional[Tuple[str, pd.DataFrame]]]
@@ -27,7 +30,7 @@ def _fmt(v, integral: bool = False):
             return str(int(v))
         # two decimals, but keep small non-zero values (e.g. seconds per token) readable
         return f"{v:.2f}" if v == 0 or abs(v) >= 0.01 else f"{v:.2g}"
-    return str(v).replace("|", "\\|")
+    return debpe(str(v)).replace("|", "\\|")
 
 
 def _integral_columns(df: pd.DataFrame) -> set:
@@ -58,12 +61,16 @@ def read_caption(captions_dir: str | None, stem: str) -> tuple[str, str]:
 
 
 def build_report(experiment: str, items: list[str], captions_dir: str | None = None, out_dir: str = ".",
-                 preamble: str = "", extra_rows: Optional[ExtraRows] = None) -> str:
-    """``preamble``: Markdown after the heading; ``extra_rows``: more rows under a table (e.g. measured on a GPU)."""
+                 preamble: str = "", extra_rows: Optional[ExtraRows] = None,
+                 summary: Optional[Callable[[Sequence[str]], str]] = None, appendix: str = "") -> str:
+    """``preamble``: Markdown after the heading; ``summary``: the items -> the Markdown before the figures;
+    ``extra_rows``: more rows under a table (e.g. measured on a GPU); ``appendix``: Markdown at the end."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"# fastdec report: `{experiment}`", "",
              f"Generated {now} on {platform.machine()} ({os.cpu_count()} CPUs).", "", preamble]
-    for path in items:
+    if summary is not None:
+        parts += ["## Summary", "", summary(items), ""]
+    for path in [p for p in items if p.endswith(".png")] + [p for p in items if not p.endswith(".png")]:
         stem = Path(path).stem
         title, note = read_caption(captions_dir, stem)
         parts += [f"## {title}", "", note, ""]
@@ -83,4 +90,5 @@ def build_report(experiment: str, items: list[str], captions_dir: str | None = N
         if gpu is not None:
             parts += [gpu[0], "", df_to_markdown(gpu[1]), ""]
         parts += [f"Source: `{path}`", ""]
+    parts.append(appendix)
     return "\n".join(parts)

@@ -38,6 +38,11 @@ def test_report_and_intermediate_outputs(smoke_run):
     assert "GAD paper, Table 1" in report and "28.89" in report  # the paper's verifier BLEU beside ours
     page = (smoke_run / "report/report.html").read_text()
     assert page.count("data:image/png;base64,") >= 5 and "delta bleu" in page and "nrefs:1|" in page
+    # the summary cards (one per paper, every claim with its status) open the page, before the figures
+    assert page.index("class='cards'") < page.index("<h2>Figures") < page.index("<h2>Tables")
+    claims = pd.read_csv(smoke_run / "tables/orderings.csv")
+    assert set(claims["study"]) == {"Xia", "Ge", "Stern", "Hsu"}
+    assert set(claims["status"]) <= {"holds", "fails", "not run", "not checkable"}
     assert len(json.loads((smoke_run / "report/items.json").read_text())) >= 20
     kd = json.loads((smoke_run / "distill/report.json").read_text())
     assert kd["pairs"] == 1500 and kd["kept"] > 1400
