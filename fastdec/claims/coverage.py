@@ -157,12 +157,18 @@ REGISTRY: List[Entry] = [
        "(GAD++ > GAD, speedup peak at a middle k, Seq-KD and fine-tuning raise Blockwise blocks, IAD vs edit ratio)",
        "tables/orderings.csv"),
     # ---- Hsu et al. 2020 (efficient inference for NMT)
-    _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched)",
-       S + "students_table1.csv"),
-    _d("Hsu", "Table 2", "L0 head pruning (demo: a 6-1 SSRU student): heads kept, BLEU, speed",
-       S + "students_table2.csv"),
-    _d("Hsu", "Table 3", "all students: BLEU, CPU batch-1 and batched speed, parameters, speedup",
-       S + "students_table3.csv"),
+    _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched; the GPU columns "
+       "blank and labelled: no GPU run in the default config)", S + "students_table1.csv"),
+    _p("Hsu", "Table 1 (GPU columns)", "beam-5 speed at batch 128 on one GPU and its speedup, a second run of every "
+       "student", "config/wmt14_ende.yaml (students/tables/students_table1.csv)"),
+    _d("Hsu", "Table 2", "L0 head pruning (demo: a 6-1 SSRU student): heads kept, BLEU, speed, the paper's row beside "
+       "each", S + "students_table2.csv"),
+    _p("Hsu", "Table 2 (attention-decoder rows)", "the 12-1 standard-attention student pruned at each lambda, beside "
+       "the 12-1 SSRU w/o FFN one", "config/wmt14_ende.yaml (students/tables/students_table2.csv)"),
+    _d("Hsu", "Table 3", "all students: BLEU, CPU batch-1 and batched speed, parameters, speedup; the paper's figures "
+       "on the row of the student each paper row is", S + "students_table3.csv"),
+    _p("Hsu", "Table 3 (GPU columns)", "every student's GPU speedup (beam 5, batch 128, one GPU) beside the paper's",
+       "config/wmt14_ende.yaml (students/tables/students_table3.csv)"),
     _n("Hsu", "Figure 1", "efficient Transformer architecture", ILLUSTRATION),
     _d("Hsu", "Figure 2", "quality vs speed over encoder/decoder depths", S + "students_figure2.png"),
     _d("Hsu", "Figure 2 (data)", "the figure's points", S + "students_figure2.csv"),
