@@ -64,7 +64,7 @@ def speeds(summary: pd.DataFrame, beam: int, batch: int) -> dict:
             if "fairseq-greedy" in rows.index else float("nan")}
 
 
-NO_GPU = ("blank: this config has no GPU run (students.decode.gpu: null); the paper's GPU figures are beam 5 at "
+NO_GPU = ("blank: this config has no GPU run (no students.decode.gpu); the paper's GPU figures are beam 5 at "
           "batch 128 on one V100")
 
 

@@ -131,6 +131,11 @@ def data_args(sr: dict) -> str:
     return args
 
 
+def job_runtime(sr: dict, demo_minutes: int) -> int:
+    """Minutes a data or binarize job may take: the demo's, or 4 hours for the ~200,000 CelebA faces."""
+    return demo_minutes if sr["source"] == "sample" else 240
+
+
 def tokens(sr: dict) -> int:
     """Output tokens per example: one intensity per pixel (grey patches) or three (CelebA's RGB faces)."""
     return sr["patch_side"] ** 2 * (3 if sr["source"] == "celeba" else 1)

@@ -19,7 +19,7 @@ rule superres_data:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=10,
+        runtime=superres_plan.job_runtime(SR, 10),
     params:
         out=lambda wc, output: os.path.dirname(output[0]),
         args=superres_plan.data_args(SR),
@@ -41,7 +41,7 @@ rule superres_binarize:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=20,
+        runtime=superres_plan.job_runtime(SR, 20),
     params:
         prefix=lambda wc, input: os.path.dirname(input[0]),
         dest=lambda wc, output: os.path.dirname(output[0]),
