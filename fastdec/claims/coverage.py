@@ -133,6 +133,9 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Table 1 (scatter)", "Table 1 as BLEU vs mean accepted block size", B + "blockwise_table1_scatter.png"),
     _d("Stern", "Table 2", "super-resolution (demo: grey 4x4 -> 8x8 patches of a portrait): mean accepted block size "
        "per k, frozen / fine-tuned heads, exact / within epsilon", SR + "stern_table2.csv"),
+    _p("Stern", "Table 2 (CelebA)", "the paper's setting: CelebA 8x8 -> 32x32 RGB faces from the downloaded archive, "
+       "an Image-Transformer-sized base, the whole development set", "config/celeba_superres.yaml "
+       "(superres/tables/stern_table2.csv)"),
     _n("Stern", "Table 3", "human evaluation on CelebA", HUMAN),
     _d("Stern", "Table 4", "test BLEU and wall-clock speedup at batch 1", B + "blockwise_table4.csv"),
     _d("Stern", "Table 4 (prior work)", "cited systems' rows (paper-only)", B + "blockwise_table4.csv"),
@@ -144,6 +147,8 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Figure 4 (super-resolution)", "wall-clock speedup vs mean accepted block size, fine-tuned heads "
        "within epsilon", SR + "stern_figure4_superres.png"),
     _d("Stern", "Figure 4 (super-resolution data)", "the figure's points", SR + "stern_figure4_superres.csv"),
+    _p("Stern", "Figure 4 (super-resolution, CelebA)", "the super-resolution series on CelebA faces on one GPU",
+       "config/celeba_superres.yaml (superres/tables/stern_figure4_superres.png)"),
     _d("Stern", "Sec. 5.2", "distance-based selection for ordinal outputs (pixel intensities)", SR + "stern_table2.csv"),
     _d("Stern", "Sec. 5.1", "approximate top-k acceptance", B + "blockwise_approx.csv"),
     _d("Stern", "Sec. 5.3", "minimum block size", B + "blockwise_minblock.csv"),
@@ -157,12 +162,18 @@ REGISTRY: List[Entry] = [
        "(fastdec/claims/checks_*.py; each holds, fails, is not run or not checkable), summarised per paper at the top "
        "of the report", "tables/orderings.csv"),
     # ---- Hsu et al. 2020 (efficient inference for NMT)
-    _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched)",
-       S + "students_table1.csv"),
-    _d("Hsu", "Table 2", "L0 head pruning (demo: a 6-1 SSRU student): heads kept, BLEU, speed",
-       S + "students_table2.csv"),
-    _d("Hsu", "Table 3", "all students: BLEU, CPU batch-1 and batched speed, parameters, speedup",
-       S + "students_table3.csv"),
+    _d("Hsu", "Table 1", "SSRU/AAN decoders and no-FFN: BLEU and speed (CPU batch 1 and batched; the GPU columns "
+       "blank and labelled: no GPU run in the default config)", S + "students_table1.csv"),
+    _p("Hsu", "Table 1 (GPU columns)", "beam-5 speed at batch 128 on one GPU and its speedup, a second run of every "
+       "student", "config/wmt14_ende.yaml (students/tables/students_table1.csv)"),
+    _d("Hsu", "Table 2", "L0 head pruning (demo: a 6-1 SSRU student): heads kept, BLEU, speed, the paper's row beside "
+       "each", S + "students_table2.csv"),
+    _p("Hsu", "Table 2 (attention-decoder rows)", "the 12-1 standard-attention student pruned at each lambda, beside "
+       "the 12-1 SSRU w/o FFN one", "config/wmt14_ende.yaml (students/tables/students_table2.csv)"),
+    _d("Hsu", "Table 3", "all students: BLEU, CPU batch-1 and batched speed, parameters, speedup; the paper's figures "
+       "on the row of the student each paper row is", S + "students_table3.csv"),
+    _p("Hsu", "Table 3 (GPU columns)", "every student's GPU speedup (beam 5, batch 128, one GPU) beside the paper's",
+       "config/wmt14_ende.yaml (students/tables/students_table3.csv)"),
     _n("Hsu", "Figure 1", "efficient Transformer architecture", ILLUSTRATION),
     _d("Hsu", "Figure 2", "quality vs speed over encoder/decoder depths", S + "students_figure2.png"),
     _d("Hsu", "Figure 2 (data)", "the figure's points", S + "students_figure2.csv"),

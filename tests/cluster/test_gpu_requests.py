@@ -11,7 +11,8 @@ from helpers.workflow_runs import REPO, SNAKEMAKE
 
 # rule -> GPUs per job in config/wmt14_ende.yaml (train: the teacher/baseline/verifier, drafters and Blockwise models)
 GPU_RULES = {"train": 8, "distill_shard": 1, "decode_fairseq": 1, "bench": 1, "gad_table8_memory": 1}
-# the students track measures the paper's CPU batch-1 speed: its bench runs ask for no GPU in this config
+# the students track measures the paper's CPU batch-1 speed on students/bench/ (no GPU) and its GPU columns on
+# students/bench_gpu/ (rule bench, one GPU)
 CPU_BENCH = "students/bench/"
 
 
@@ -52,6 +53,9 @@ def test_gpu_rules_request_gpus_and_cpu_rules_none(paper_scale_jobs):
             assert not resources.get("gpu") and gres == "", (rule, resources)
     trainings = [out for rule, _, out in paper_scale_jobs if rule == "train"]
     students = [out for out in trainings if "/students/" in out]
-    # MT chain, GAD drafters k=10..30, Blockwise k x 4 variants; the students: 12 structures, 3 L0 phases, 3 fine-tunes
-    assert len(trainings) - len(students) == 3 + 5 + 5 * 4 and len(students) == 12 + 3 + 3
-    assert sum(rule == "bench (students, CPU)" for rule, _, _ in paper_scale_jobs) == 15
+    # MT chain, GAD drafters k=10..30, Blockwise k x 4 variants; the students: 13 structures, and for each of the two
+    # pruning bases (12-1 SSRU w/o FFN and standard attention) 3 L0 phases and 3 fine-tunes
+    assert len(trainings) - len(students) == 3 + 5 + 5 * 4 and len(students) == 13 + 2 * (3 + 3)
+    assert sum(rule == "bench (students, CPU)" for rule, _, _ in paper_scale_jobs) == 13 + 2 * 3
+    gpu_runs = [out for rule, _, out in paper_scale_jobs if rule == "bench" and "/students/bench_gpu/" in out]
+    assert len(gpu_runs) == 13 + 2 * 3 and any("/transformer_12_1_pruned_0p01/" in out for out in gpu_runs)

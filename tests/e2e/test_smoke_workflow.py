@@ -129,6 +129,10 @@ def test_track_tables_read_the_common_results(smoke_run):
     assert list(t3.index) == ["transformer_1_1", "ssru_noffn_2_1", "ssru_noffn_2_1_pruned_0p05"]
     assert (t3["identical_to_greedy_pct"] == 100).all() and (t3["wps_cpu_b1_beam"] > 0).all()
     assert t3.loc["ssru_noffn_2_1_pruned_0p05", "params"] <= t3.loc["ssru_noffn_2_1", "params"]
+    # the paper's Table 3 figures on the rows they are; smoke.yaml has no GPU run: GPU columns blank and labelled
+    assert t3["paper_row"].tolist()[::2] == ["Baseline", "+ Prune heads"] and pd.isna(t3["paper_row"].iloc[1])
+    assert t3.loc["transformer_1_1", "paper_bleu"] == 31.1
+    assert t3["wps_gpu_batched_beam"].isna().all() and t3["gpu_columns"].str.startswith("blank: ").all()
     gv = pd.read_csv(smoke_run / "students/tables/students_gad_verifier.csv")
     assert len(gv) == 3 and (gv["identical_to_greedy_pct"] == 100).all()
     for item in ("gad/figures/gad_figure4_speedup.png", "gad/figures/gad_figure1_bleu_speedup.png",

@@ -2,6 +2,9 @@
 (``students/models/<name>``, :func:`model`), one ``fastdec bench`` run per decodable student, and the
 paper's Tables 1-3 and Figure 2 (tables.py) with the paper's numbers beside ours.
 
+GPU columns (Tables 1 and 3): with ``decode.gpu`` set, a second run ``students/bench_gpu/<split>/<name>`` per
+student decodes ``fairseq:beam=B:batch=N`` on one GPU (the paper: beam 5, batch 128, one V100).
+
 Run ``students/bench/<split>/<name>`` (``decode.split``: test, or final = data.download.final_test; every method on the student's weights in one process, interleaved per sentence):
 ``fairseq:beam=1`` and ``greedy`` (the engine with the StudentVerifier) at batch 1 on ``decode.threads`` threads,
 ``fairseq:beam=B`` at batch 1 and ``fairseq:beam=B:batch=N`` (batched), and with the GAD track on and
@@ -79,20 +82,40 @@ def check_config(st: dict, config: dict = None) -> None:
             raise ValueError(f"config students.models.{name}: ffn: false needs self_attn ssru or aan")
     pr = st.get("pruning")
     if pr:
-        if pr["base"] not in models:
-            raise ValueError(f"config students.pruning.base {pr['base']!r} is not a key of students.models")
+        for base in pruning_bases(st):
+            if base not in models:
+                raise ValueError(f"config students.pruning.base {base!r} is not a key of students.models")
         for lam in pr["lambdas"]:
             if lam < 0:
                 raise ValueError(f"config students.pruning.lambdas: lambda must be >= 0, got {lam}")
             lambda_tag(lam)
 
 
-def pruned_names(st: dict) -> List[Tuple[str, str, float]]:
-    """(L0-phase model, fine-tuned pruned model, lambda) of every lambda."""
+def pruning_bases(st: dict) -> List[str]:
+    """The students ``students.pruning.base`` names (one name or a list: Table 2 prunes a standard-attention and an
+    SSRU student)."""
     pr = st.get("pruning")
     if not pr:
         return []
-    return [(f"{pr['base']}_l0_{lambda_tag(l)}", f"{pr['base']}_pruned_{lambda_tag(l)}", l) for l in pr["lambdas"]]
+    return [pr["base"]] if isinstance(pr["base"], str) else list(pr["base"])
+
+
+def _pruned(st: dict) -> List[Tuple[str, str, str, float]]:
+    lambdas = (st.get("pruning") or {}).get("lambdas", [])
+    return [(b, f"{b}_l0_{lambda_tag(l)}", f"{b}_pruned_{lambda_tag(l)}", l) for b in pruning_bases(st) for l in lambdas]
+
+
+def pruned_names(st: dict) -> List[Tuple[str, str, float]]:
+    """(L0-phase model, fine-tuned pruned model, lambda) of every pruning base and lambda."""
+    return [(l0, ft, lam) for _, l0, ft, lam in _pruned(st)]
+
+
+def pruning_base(st: dict, name: str) -> str:
+    """The student an L0-phase or pruned model was pruned from."""
+    for base, l0, ft, _ in _pruned(st):
+        if name in (l0, ft):
+            return base
+    raise ValueError(f"{name!r} is no L0 or pruned model of students.pruning")
 
 
 def model_names(st: dict) -> List[str]:
@@ -101,10 +124,9 @@ def model_names(st: dict) -> List[str]:
 
 def structure(st: dict, name: str) -> dict:
     """The ``students.models`` entry a model (or its pruning base) has."""
-    for l0, ft, _ in pruned_names(st):
-        if name in (l0, ft):
-            return st["models"][st["pruning"]["base"]]
-    return st["models"][name]
+    if name in st["models"]:
+        return st["models"][name]
+    return st["models"][pruning_base(st, name)]
 
 
 def _spec(st: dict, name: str, phase: dict = None, extra: dict = None) -> dict:
@@ -138,9 +160,9 @@ def warm_started(st: dict) -> List[str]:
 def init_source(st: dict, name: str, R: str) -> Tuple[str, bool]:
     """(checkpoint, prune it) that ``students/init/<name>.pt`` is written from (an L0 or fine-tuning phase)."""
     L = ResultsLayout(R)
-    for l0, ft, _ in pruned_names(st):
+    for base, l0, ft, _ in _pruned(st):
         if name == l0:
-            return L.model(st["pruning"]["base"], "students/"), False
+            return L.model(base, "students/"), False
         if name == ft:
             return L.model(l0, "students/"), True
     raise ValueError(f"students/init/{name}.pt: {name!r} is no L0 or pruned model of students.pruning")
@@ -228,6 +250,16 @@ def run_dir(name: str, split: str = "test") -> str:
     return f"students/bench/{split}/{name}"
 
 
+def gpu_run_dir(name: str, split: str = "test") -> str:
+    """The GPU run of a student (``students.decode.gpu``): the paper's GPU columns."""
+    return f"students/bench_gpu/{split}/{name}"
+
+
+def gpu_method(st: dict) -> str:
+    """Beam search at the GPU batch size (the paper: beam 5, batch 128 on one V100)."""
+    return f"fairseq:beam={st['decode']['beam']}:batch={st['decode']['gpu']['batch_size']}"
+
+
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     st = section(config)
     dec, data = st["decode"], config.get("data", {})
@@ -235,7 +267,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     split = dec["split"]
     _, drafter = gad_method(config, st, R)
     L = ResultsLayout(R)
-    return {run_dir(name, split): BenchRun(
+    runs = {run_dir(name, split): BenchRun(
         "students", checkpoint=L.model(name, "students/"), dictionary=L.dictionary(src, st["data"]),
         src=L.bpe(split, src), methods=methods(config, st, R), ref=L.raw(split, tgt), lang=tgt,
         drafters=[drafter] if drafter else [],
@@ -244,14 +276,24 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         device=config.get("device", "cpu") if dec["gpus"] else "cpu",
         max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=dec["mem_mb"],
         runtime=dec["runtime"], gpus=dec["gpus"]) for name in decoded_models(st)}
+    gpu = dec.get("gpu")
+    if gpu:
+        runs.update({gpu_run_dir(name, split): BenchRun(
+            "students", checkpoint=L.model(name, "students/"), dictionary=L.dictionary(src, st["data"]),
+            src=L.bpe(split, src), methods=[gpu_method(st)], ref=L.raw(split, tgt), lang=tgt,
+            limit=gpu["sentences"], warmup=dec["warmup"], threads=gpu["threads"], device="cuda",
+            max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=gpu["mem_mb"],
+            runtime=gpu["runtime"], gpus=gpu["gpus"]) for name in decoded_models(st)})
+    return runs
 
 
 def table_items(config: dict, R: str) -> Dict[str, TableItem]:
     st = section(config)
     runs = decoded_models(st)
     L = ResultsLayout(R)
-    inputs = ([L.run(f"{run_dir(n, st['decode']['split'])}/summary.csv") for n in runs]
-              + [L.model(n, "students/") for n in runs])
+    split = st["decode"]["split"]
+    gpu = [L.run(f"{gpu_run_dir(n, split)}/summary.csv") for n in runs] if st["decode"].get("gpu") else []
+    inputs = [L.run(f"{run_dir(n, split)}/summary.csv") for n in runs] + gpu + [L.model(n, "students/") for n in runs]
     items = {"students_table1.csv": inputs, "students_figure2.csv": inputs, "students_figure2.png": inputs,
              "students_table3.csv": inputs}
     if st.get("pruning"):

@@ -1,7 +1,9 @@
 """Tables 1-3 and Figure 2 of Hsu et al. (2020) from the track's benchmark runs (fastdec.tracks.students).
 
 Every model's run holds the same methods (the one results schema, docs/RESULTS.md): ``fairseq-greedy`` and
-``greedy`` (engine) at batch 1 on one thread, ``fairseq-beam<B>`` at batch 1 and ``fairseq-beam<B>-bs<N>``.
+``greedy`` (engine) at batch 1 on one thread, ``fairseq-beam<B>`` at batch 1 and ``fairseq-beam<B>-bs<N>``; with
+``students.decode.gpu``, a GPU run per model gives ``fairseq-beam<B>-bs<N>`` at the GPU batch size (the GPU columns,
+blank and labelled ``gpu_columns`` otherwise).
 Speeds are output tokens per second (BPE tokens incl. EOS, what fairseq's wps counts): ``mean_out_len *
 sent_per_s``. BLEU is the beam-search BLEU of the batch-1 run (the paper decodes with beam 5). Parameters and head
 counts come from each checkpoint.
@@ -62,12 +64,28 @@ def speeds(summary: pd.DataFrame, beam: int, batch: int) -> dict:
             if "fairseq-greedy" in rows.index else float("nan")}
 
 
-def collect(runs: Dict[str, dict], beam: int, batch: int) -> pd.DataFrame:
-    """One row per model: ``runs`` maps model name -> {"summary": path, "checkpoint": path, **structure}."""
+NO_GPU = ("blank: this config has no GPU run (no students.decode.gpu); the paper's GPU figures are beam 5 at "
+          "batch 128 on one V100")
+
+
+def gpu_speed(summary: pd.DataFrame, beam: int, batch: int) -> dict:
+    """The GPU columns one model contributes: beam search at the GPU batch size (``students.decode.gpu``)."""
+    from fastdec.bench.methods import parse_method
+
+    r = summary.set_index("label").loc[parse_method(f"fairseq:beam={beam}:batch={batch}").label]
+    return {"wps_gpu_batched_beam": float(r["mean_out_len"] * r["sent_per_s"]),
+            "gpu_columns": f"GPU run: beam {beam}, batch {batch} (students.decode.gpu)"}
+
+
+def collect(runs: Dict[str, dict], beam: int, batch: int, gpu_batch: Optional[int] = None) -> pd.DataFrame:
+    """One row per model: ``runs`` maps model name -> {"summary": path, "checkpoint": path, **structure}, and
+    "gpu_summary" where the model has a GPU run (decoded at ``gpu_batch``)."""
     out = []
     for name, r in runs.items():
-        row = {"model": name, **{k: v for k, v in r.items() if k not in ("summary", "checkpoint")}}
+        row = {"model": name, **{k: v for k, v in r.items() if k not in ("summary", "gpu_summary", "checkpoint")}}
         row.update(speeds(pd.read_csv(r["summary"]), beam, batch))
+        row.update(gpu_speed(pd.read_csv(r["gpu_summary"]), beam, gpu_batch) if r.get("gpu_summary")
+                   else {"wps_gpu_batched_beam": float("nan"), "gpu_columns": NO_GPU})
         row.update(model_info(r["checkpoint"]))
         out.append(row)
     return pd.DataFrame(out)
@@ -78,18 +96,26 @@ def _speedup(df: pd.DataFrame, col: str, base: str) -> pd.Series:
     return (100 * (df[col] / ref - 1)).round(1)
 
 
+def _speedups(df: pd.DataFrame, base: str) -> pd.DataFrame:
+    """Speedup over the baseline of the CPU batch-1, batched and GPU speeds (the GPU one blank without GPU runs)."""
+    df["speedup_cpu_b1_pct"] = _speedup(df, "wps_cpu_b1_beam", base)
+    df["speedup_batched_pct"] = _speedup(df, "wps_batched_beam", base)
+    df["speedup_gpu_pct"] = _speedup(df, "wps_gpu_batched_beam", base)
+    return df
+
+
 def table1(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Self-attention vs AAN vs SSRU, with / without the decoder FFN, at the baseline's depth."""
     b = df.loc[df["model"] == baseline].iloc[0]
     sub = df[(df["encoder_layers"] == b["encoder_layers"]) & (df["decoder_layers"] == b["decoder_layers"])
              & ~df["pruned"]].copy()
-    sub["speedup_cpu_b1_pct"] = _speedup(sub, "wps_cpu_b1_beam", baseline)
-    sub["speedup_batched_pct"] = _speedup(sub, "wps_batched_beam", baseline)
+    sub = _speedups(sub, baseline)
     paper = [P.TABLE1.get((r["self_attn"], bool(r["ffn"])), (None, None, None)) for _, r in sub.iterrows()]
     sub["paper_bleu"], sub["paper_wps_gpu"], sub["paper_speedup_pct"] = zip(*paper) if paper else ([], [], [])
     sub["paper_note"] = P.TABLE1_NOTE
-    cols = ["model", "self_attn", "ffn", "bleu", "wps_cpu_b1_beam", "wps_batched_beam", "speedup_cpu_b1_pct",
-            "speedup_batched_pct", "params", "paper_bleu", "paper_wps_gpu", "paper_speedup_pct", "paper_note"]
+    cols = ["model", "self_attn", "ffn", "bleu", "wps_cpu_b1_beam", "wps_batched_beam", "wps_gpu_batched_beam",
+            "speedup_cpu_b1_pct", "speedup_batched_pct", "speedup_gpu_pct", "gpu_columns", "params", "paper_bleu",
+            "paper_wps_gpu", "paper_speedup_pct", "paper_note"]
     return sub[cols].reset_index(drop=True)
 
 
@@ -122,35 +148,57 @@ def plot_figure2(table: pd.DataFrame, output: str, title: str = "") -> None:
     plt.close(fig)
 
 
-def table2(df: pd.DataFrame, base: str, pruned: List[tuple]) -> pd.DataFrame:
-    """Heads kept (enc / enc-dec / dec), BLEU and speed of the pruning base and each lambda."""
+def table2(df: pd.DataFrame, bases: List[str], pruned: List[tuple]) -> pd.DataFrame:
+    """Heads kept (enc / enc-dec / dec), BLEU and speed of each pruning base and its pruned models, the paper's row
+    beside each (by decoder self-attention and pruned or not; none for an AAN base)."""
     rows = []
-    for name, lam in [(base, None)] + [(ft, lam) for _, ft, lam in pruned]:
-        r = df.loc[df["model"] == name].iloc[0]
-        dec = "-" if r["self_attn"] != "attention" else str(int(r["heads_dec"]))
-        rows.append({"model": name, "lambda": lam, "heads": f"{int(r['heads_enc'])}/{int(r['heads_encdec'])}/{dec}",
-                     "bleu": r["bleu"], "wps_cpu_b1_beam": r["wps_cpu_b1_beam"],
-                     "wps_batched_beam": r["wps_batched_beam"], "params": r["params"]})
+    for base in bases:
+        mine = [(ft, lam) for _, ft, lam in pruned if ft.startswith(f"{base}_pruned_")]
+        for name, lam in [(base, None)] + mine:
+            r = df.loc[df["model"] == name].iloc[0]
+            dec = "-" if r["self_attn"] != "attention" else str(int(r["heads_dec"]))
+            label, heads, bleu = P.TABLE2.get((r["self_attn"], lam is not None), (None, None, None))
+            rows.append({"model": name, "base": base, "lambda": lam,
+                         "heads": f"{int(r['heads_enc'])}/{int(r['heads_encdec'])}/{dec}", "bleu": r["bleu"],
+                         "wps_cpu_b1_beam": r["wps_cpu_b1_beam"], "wps_batched_beam": r["wps_batched_beam"],
+                         "params": r["params"], "paper_row": label, "paper_heads": heads, "paper_bleu": bleu})
     out = pd.DataFrame(rows)
-    kind = df.loc[df["model"] == base, "self_attn"].iloc[0]
-    paper = [P.TABLE2.get(("attention" if kind == "attention" else "ssru", lam is not None), (None, None))
-             for lam in out["lambda"]]
-    out["paper_heads"], out["paper_bleu"] = zip(*paper)
     out["paper_note"] = P.TABLE2_NOTE
     return out
 
 
-def table3(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Every student: BLEU, CPU batch-1 and batched speed, parameters, speedup vs the baseline."""
-    out = df.copy()
-    out["speedup_cpu_b1_pct"] = _speedup(out, "wps_cpu_b1_beam", baseline)
-    out["speedup_batched_pct"] = _speedup(out, "wps_batched_beam", baseline)
-    out["paper_note"] = P.TABLE3_NOTE + "; paper rows: " + "; ".join(
-        f"{n}: BLEU {b}, +{g or 0}/{c or 0}%, {p}M" for n, b, g, c, p in P.TABLE3)
+def table3_paper_row(r: pd.Series, base: pd.Series, pruning_bases: List[str]) -> Optional[str]:
+    """The row of the paper's Table 3 a student is: the baseline; SSRU and "+ Remove ffn" at the baseline's depth;
+    "+ 12-1" an SSRU w/o FFN pruning base with a shallower decoder; "+ Prune heads" that student pruned."""
+    if r["model"] == base["model"]:
+        return "Baseline"
+    if r["self_attn"] != "ssru":
+        return None
+    if r["pruned"]:
+        return None if r["ffn"] else "+ Prune heads"
+    if (r["encoder_layers"], r["decoder_layers"]) == (base["encoder_layers"], base["decoder_layers"]):
+        return "SSRU" if r["ffn"] else "+ Remove ffn"
+    if not r["ffn"] and r["model"] in pruning_bases and r["decoder_layers"] < base["decoder_layers"]:
+        return "+ 12-1"
+    return None
+
+
+def table3(df: pd.DataFrame, baseline: str, pruning_bases: List[str] = ()) -> pd.DataFrame:
+    """Every student: BLEU, CPU batch-1, batched and GPU speed, parameters, speedup vs the baseline; the paper's
+    figures on the row of the student that paper row is (:func:`table3_paper_row`), blank on the others."""
+    out = _speedups(df.copy(), baseline)
+    base = out.loc[out["model"] == baseline].iloc[0]
+    paper = {row[0]: row for row in P.TABLE3}
+    rows = [paper.get(table3_paper_row(r, base, list(pruning_bases)), (None,) * 5) for _, r in out.iterrows()]
+    for i, col in enumerate(["paper_row", "paper_bleu", "paper_speedup_gpu_pct", "paper_speedup_cpu_pct",
+                             "paper_params_m"]):
+        out[col] = [r[i] for r in rows]
+    out["paper_note"] = P.TABLE3_NOTE
     cols = ["model", "self_attn", "ffn", "encoder_layers", "decoder_layers", "pruned", "bleu", "bleu_greedy",
             "wps_cpu_b1_beam", "wps_cpu_b1_greedy", "wps_cpu_b1_fairseq_greedy", "wps_batched_beam",
-            "speedup_cpu_b1_pct", "speedup_batched_pct", "params", "heads_enc", "heads_encdec", "heads_dec",
-            "identical_to_greedy_pct", "paper_note"]
+            "wps_gpu_batched_beam", "speedup_cpu_b1_pct", "speedup_batched_pct", "speedup_gpu_pct", "gpu_columns",
+            "params", "heads_enc", "heads_encdec", "heads_dec", "identical_to_greedy_pct", "paper_row", "paper_bleu",
+            "paper_speedup_gpu_pct", "paper_speedup_cpu_pct", "paper_params_m", "paper_note"]
     return out[cols]
 
 

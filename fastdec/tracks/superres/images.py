@@ -7,6 +7,13 @@ grey-level patches: a high-resolution patch of ``side`` x ``side`` pixels and it
 raster order, one token per pixel ("0" .. "255"), so the distance-based acceptance rule reads a token's value from
 its symbol. Training patches come from the top rows of the image (overlapping, ``stride`` apart); validation and test
 patches from the bottom rows, disjoint from them and from each other.
+
+At paper scale (``superres.source: celeba``, :func:`write_celeba_corpus`) every example is one CelebA face of the
+aligned-and-cropped release (``img_align_celeba.zip``, 178x218 JPEGs): its border removed as Tensor2Tensor's
+img2img_celeba problem does (40 pixels top and bottom, 20 left and right: a 138x138 face), area-averaged to 32x32
+(target) and to 8x8 (source), red, green and blue intensities of each pixel in raster order (3,072 and 192 tokens).
+The archive's files in name order give the official partition: the first 162,770 training, the next 19,867
+development (Table 2's set), the rest test.
 """
 from __future__ import annotations
 
@@ -15,7 +22,8 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-__all__ = ["sample_image", "grey", "patches", "split_rows", "write_corpus", "SAMPLE_IMAGES"]
+__all__ = ["sample_image", "grey", "patches", "split_rows", "write_corpus", "SAMPLE_IMAGES", "celeba_pair",
+           "write_celeba_corpus"]
 
 SAMPLE_IMAGES = ("grace_hopper.jpg",)  # matplotlib's mpl-data/sample_data
 
@@ -92,6 +100,48 @@ def write_corpus(out: Path, image: np.ndarray, *, side: int, scale: int, stride:
     return sizes
 
 
+CELEBA_CROP = (40, 20, 138, 138)  # top, left, height, width: Tensor2Tensor's img2img_celeba border removal
+
+
+def celeba_pair(jpeg: bytes, side: int, scale: int, crop=CELEBA_CROP) -> Tuple[np.ndarray, np.ndarray]:
+    """(low, high) RGB intensities of one face in raster order (pixel by pixel, R G B): the crop area-averaged to
+    ``side / scale`` and to ``side`` pixels a side, uint8."""
+    import io
+
+    from PIL import Image
+
+    top, left, h, w = crop
+    face = Image.open(io.BytesIO(jpeg)).convert("RGB").crop((left, top, left + w, top + h))
+    low, high = (np.asarray(face.resize((n, n), Image.BOX), dtype=np.uint8) for n in (side // scale, side))
+    return low.reshape(-1), high.reshape(-1)
+
+
+def write_celeba_corpus(out: Path, archive: str, *, side: int, scale: int, train_images: int, dev_images: int,
+                        valid: int, test: int, max_train: int = 0) -> Dict[str, int]:
+    """``out/{train,valid,test}.{lr,hr}`` from the aligned CelebA archive: training faces (at most ``max_train`` if
+    > 0), the first ``valid`` development faces and the first ``test`` test faces, in the archive's name order."""
+    import zipfile
+
+    if side % scale:
+        raise ValueError(f"the image side {side} must be a multiple of the scale {scale}")
+    with zipfile.ZipFile(archive) as z:
+        names = sorted(n for n in z.namelist() if n.lower().endswith(".jpg"))
+        if len(names) < train_images + dev_images + test:
+            raise ValueError(f"{archive}: {len(names)} JPEGs, fewer than the {train_images} training + {dev_images} "
+                             f"development + {test} test faces the config asks for")
+        n_train = min(train_images, max_train) if max_train > 0 else train_images
+        splits = {"train": names[:n_train], "valid": names[train_images:train_images + min(valid, dev_images)],
+                  "test": names[train_images + dev_images:train_images + dev_images + test]}
+        out.mkdir(parents=True, exist_ok=True)
+        for split, members in splits.items():
+            with open(out / f"{split}.lr", "w") as lr, open(out / f"{split}.hr", "w") as hr:
+                for name in members:
+                    low, high = celeba_pair(z.read(name), side, scale)
+                    lr.write(_lines(low[None]))
+                    hr.write(_lines(high[None]))
+    return {split: len(members) for split, members in splits.items()}
+
+
 def main(argv=None) -> None:
     """The data job of the track: ``python -m fastdec.tracks.superres.images --out DIR ...``."""
     import argparse
@@ -108,7 +158,18 @@ def main(argv=None) -> None:
     ap.add_argument("--test", type=int, default=100)
     ap.add_argument("--max-train", type=int, default=0, help="at most this many training patches (0: all)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--celeba", help="the aligned CelebA archive (img_align_celeba.zip): whole faces, RGB, instead of "
+                                     "patches of the sample image")
+    ap.add_argument("--train-images", type=int, default=162770, help="CelebA: the archive's first N faces train")
+    ap.add_argument("--dev-images", type=int, default=19867, help="CelebA: the next N faces are the development set")
     a = ap.parse_args(argv)
+    if a.celeba:
+        sizes = write_celeba_corpus(Path(a.out), a.celeba, side=a.side, scale=a.scale, train_images=a.train_images,
+                                    dev_images=a.dev_images, valid=a.valid, test=a.test, max_train=a.max_train)
+        info = {"archive": a.celeba, "side": a.side, "scale": a.scale, "channels": "rgb", "images": sizes}
+        (Path(a.out) / "corpus.json").write_text(json.dumps(info, indent=2))
+        print(json.dumps(info), flush=True)
+        return
     image = sample_image(a.image)
     sizes = write_corpus(Path(a.out), image, side=a.side, scale=a.scale, stride=a.stride, held_out=a.held_out,
                          valid=a.valid, test=a.test, seed=a.seed, max_train=a.max_train)

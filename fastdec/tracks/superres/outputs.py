@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.superres.plan import TGT, data_file, label, runs, section
+from fastdec.tracks.superres.plan import TGT, data_file, label, runs, section, tokens
 
 
 def make_table(name: str, config: dict, R: str, output: str) -> None:
@@ -15,7 +15,7 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     title = config.get("experiment", "")
     if name == "stern_table2":
         truth = read_lines(data_file(R, "valid", TGT))
-        out = T.table2(by_variant, sr["block_sizes"], sr["epsilon"], truth, sr["patch_side"] ** 2,
+        out = T.table2(by_variant, sr["block_sizes"], sr["epsilon"], truth, tokens(sr),
                        lambda k, eps: label(sr, k, eps))
     else:
         out = T.figure4_table(by_variant.get("finetune"), sr["block_sizes"], sr["epsilon"],

@@ -1,6 +1,7 @@
 """The super-resolution track (Stern et al. 2018, Sec. 7.2): what it builds under ``results/<experiment>/superres/``.
 
-* ``data/{train,valid,test}.{lr,hr}`` patches of the image (rule superres_data, :mod:`.images`) and their data-bin
+* ``data/{train,valid,test}.{lr,hr}`` patches of the image, or CelebA faces from ``results/superres_downloads/``
+  (``source: celeba``, the paper's scale) (rule superres_data, :mod:`.images`) and their data-bin
   ``data-bin/`` with one joined dictionary of intensity tokens (rule superres_binarize);
 * ``models/base``: a Transformer low -> high resolution (the ONE training rule); ``models/<variant>_k<K>``: its
   blockwise proposal heads, K = max(block_sizes), frozen (regular) or fine-tuned (finetune), with the Blockwise track's
@@ -69,6 +70,8 @@ def section(config: dict) -> dict:
     if sr["patch_side"] % sr["scale"]:
         raise ValueError(f"config superres.patch_side {sr['patch_side']} must be a multiple of superres.scale "
                          f"{sr['scale']}")
+    if sr["source"] == "celeba" and "celeba" not in sr:
+        raise ValueError("config superres.source: celeba needs a superres.celeba section (the archive's url)")
     return sr
 
 
@@ -95,11 +98,47 @@ def data_files(R: str) -> List[str]:
     return [data_file(R, split, side) for split in ("train", "valid", "test") for side in (SRC, TGT)]
 
 
+DOWNLOADS = "superres_downloads"  # results/<store>/ of the fetch rule
+
+
+def celeba_archive(sr: dict) -> str:
+    """Where the fetch rule puts the CelebA archive (``source: celeba``)."""
+    return f"results/{DOWNLOADS}/{sr['celeba']['archive']}"
+
+
+def downloads(config: dict, R: str) -> Dict[str, dict]:
+    """The CelebA archive (``source: celeba``): results/superres_downloads/."""
+    sr = section(config)
+    if sr["source"] != "celeba":
+        return {}
+    c = sr["celeba"]
+    return {DOWNLOADS: {c["archive"]: {"url": c["url"], "sha256": c["sha256"]}}}
+
+
+def data_inputs(sr: dict) -> List[str]:
+    """What the data job reads besides the package: the CelebA archive, or nothing (the sample image)."""
+    return [celeba_archive(sr)] if sr["source"] == "celeba" else []
+
+
 def data_args(sr: dict) -> str:
     """The data job's options (fastdec.tracks.superres.images)."""
-    return (f"--image {sr['image']} --side {sr['patch_side']} --scale {sr['scale']} --stride {sr['stride']} "
+    args = (f"--image {sr['image']} --side {sr['patch_side']} --scale {sr['scale']} --stride {sr['stride']} "
             f"--held-out {sr['held_out']} --valid {sr['valid_patches']} --test {sr['test_patches']} "
             f"--max-train {sr['max_train']} --seed {sr['seed']}")
+    if sr["source"] == "celeba":
+        c = sr["celeba"]
+        args += f" --celeba {celeba_archive(sr)} --train-images {c['train_images']} --dev-images {c['dev_images']}"
+    return args
+
+
+def job_runtime(sr: dict, demo_minutes: int) -> int:
+    """Minutes a data or binarize job may take: the demo's, or 4 hours for the ~200,000 CelebA faces."""
+    return demo_minutes if sr["source"] == "sample" else 240
+
+
+def tokens(sr: dict) -> int:
+    """Output tokens per example: one intensity per pixel (grey patches) or three (CelebA's RGB faces)."""
+    return sr["patch_side"] ** 2 * (3 if sr["source"] == "celeba" else 1)
 
 
 def data_bin(R: str) -> str:
@@ -151,12 +190,12 @@ def runs(sr: dict) -> Dict[str, Tuple[str, str]]:
 
 def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     sr, L = section(config), ResultsLayout(R)
-    dec, side = sr["decode"], sr["patch_side"]
+    dec = sr["decode"]
     return {run: BenchRun(
         "superres", checkpoint=L.model(name, TRACK), dictionary=f"{data_bin(R)}/dict.{SRC}.txt",
         src=data_file(R, "valid", SRC), methods=methods(sr), langs=(SRC, TGT), limit=sr["valid_patches"],
         warmup=dec["warmup"], threads=dec["threads"], device=config.get("device", "cpu"),
-        max_len_a=0.0, max_len_b=side * side, mem_mb=dec["mem_mb"], runtime=dec["runtime"], gpus=dec["gpus"])
+        max_len_a=0.0, max_len_b=tokens(sr), mem_mb=dec["mem_mb"], runtime=dec["runtime"], gpus=dec["gpus"])
         for run, (_, name) in runs(sr).items()}
 
 

@@ -1,5 +1,5 @@
-# Super-resolution track (Stern et al. 2018, Sec. 7.2): patches of a photograph matplotlib ships, low -> high
-# resolution as intensity tokens (images.py here), one data-bin with a joined dictionary; the models (superres/models/
+# Super-resolution track (Stern et al. 2018, Sec. 7.2): patches of a photograph matplotlib ships, or CelebA faces
+# from the fetch rule's download (superres.source: celeba), low -> high resolution as intensity tokens (images.py here), one data-bin with a joined dictionary; the models (superres/models/
 # base and its proposal heads) come from the ONE training rule, the decoding runs and tables from experiments.smk
 # (runs, models and tables: plan.py here).
 from fastdec.tracks.superres import plan as superres_plan
@@ -8,6 +8,8 @@ SR = superres_plan.section(config)
 
 
 rule superres_data:
+    input:
+        superres_plan.data_inputs(SR),
     output:
         superres_plan.data_files(R),
     log:
@@ -17,7 +19,7 @@ rule superres_data:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=10,
+        runtime=superres_plan.job_runtime(SR, 10),
     params:
         out=lambda wc, output: os.path.dirname(output[0]),
         args=superres_plan.data_args(SR),
@@ -39,7 +41,7 @@ rule superres_binarize:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=20,
+        runtime=superres_plan.job_runtime(SR, 20),
     params:
         prefix=lambda wc, input: os.path.dirname(input[0]),
         dest=lambda wc, output: os.path.dirname(output[0]),
