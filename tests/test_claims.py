@@ -45,11 +45,23 @@ def test_hsu_light_decoders_and_pruning():
     assert not H.pruning_removes_heads(students_table2("4/2/-"))[1]
 
 
-def test_hsu_ffn_share_needs_the_decoders_parameter_count():
-    with_counts = pd.DataFrame([{"model": "ssru_6_6", "decoder_params": 38.4e6, "decoder_ffn_params": 12.6e6}])
-    assert H.ffn_share_of_decoder(with_counts) == ("ssru_6_6: 33%", True)
+def test_hsu_ffn_share_at_the_papers_shape():
+    """The plugin's student at the paper's shape gives the paper's third; another split of the same count fails."""
+    from fastdec.tracks.students.sizes import paper_shape_split
+
+    decoder, ffn = paper_shape_split()
+    # 6 x (SSRU 2d^2 + d, cross-attention 4d^2 + 4d, FFN 2df + f + d, 3 layer norms 2d) + the 32K x d embedding
+    # (post-norm, as Transformer-base: no final layer norm)
+    d, f = 512, 2048
+    assert ffn == 6 * (2 * d * f + f + d)
+    assert decoder == 6 * (2 * d * d + d + 4 * d * d + 4 * d + 2 * d * f + f + d + 3 * 2 * d) + 32000 * d
+    runs = pd.DataFrame([{"model": "ssru_3_3", "ffn": True, "decoder_params": 1.5e6, "decoder_ffn_params": 0.4e6},
+                         {"model": "ssru_noffn_3_3", "ffn": False, "decoder_params": 1.1e6, "decoder_ffn_params": 0}])
+    ours, holds = H.ffn_share_of_decoder(runs, (decoder, ffn))
+    assert holds and "32.8%" in ours and "ssru_3_3: 27%" in ours and "noffn" not in ours
+    assert not H.ffn_share_of_decoder(runs, (decoder, decoder // 2))[1]
     claim = next(c for c in H.CLAIMS if c.check is H.ffn_share_of_decoder)
-    row = claim.row({"students_table3": students_table1(125.0)})
+    row = claim.row({"students_table1": students_table1(125.0)})
     assert row["status"] == NOT_CHECKABLE and "decoder_params" in row["ours"]
 
 

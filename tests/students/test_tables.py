@@ -18,7 +18,8 @@ def row(model, self_attn, ffn, enc, dec, *, pruned=False, cpu=100.0, gpu=None, h
             "wps_cpu_b1_fairseq_greedy": cpu, "wps_batched_beam": 10 * cpu, "identical_to_greedy_pct": 100.0,
             "wps_gpu_batched_beam": float("nan") if gpu is None else gpu,
             "gpu_columns": T.NO_GPU if gpu is None else "GPU run: beam 5, batch 128 (students.decode.gpu)",
-            "params": 1000, "heads_enc": heads[0], "heads_encdec": heads[1],
+            "params": 1000, "decoder_params": 600, "decoder_ffn_params": 200, "heads_enc": heads[0],
+            "heads_encdec": heads[1],
             "heads_dec": heads[2] if self_attn == "attention" else 0}
 
 

@@ -19,8 +19,11 @@ from fastdec.tracks.students import paper as P
 
 
 def model_info(checkpoint: str) -> dict:
-    """Parameters (distinct tensors of the model state: tied embeddings count once) and heads per attention kind
+    """Parameters (distinct tensors of the model state: tied embeddings count once), the decoder's own and its
+    feed-forward part (``decoder_params``, ``decoder_ffn_params``: Hsu §2.3) and heads per attention kind
     (``heads_enc``, ``heads_encdec``, ``heads_dec``) of one checkpoint."""
+    from fastdec.tracks.students.sizes import checkpoint_decoder_split
+
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
 
@@ -37,7 +40,9 @@ def model_info(checkpoint: str) -> dict:
         if k.endswith("q_proj.weight"):
             kind = "enc" if k.startswith("encoder.") else ("encdec" if "encoder_attn" in k else "dec")
             heads[kind] += v.shape[0] // head_dim
-    return {"params": int(params), **{f"heads_{k}": n for k, n in heads.items()}}
+    decoder, ffn = checkpoint_decoder_split(state["model"])
+    return {"params": int(params), "decoder_params": decoder, "decoder_ffn_params": ffn,
+            **{f"heads_{k}": n for k, n in heads.items()}}
 
 
 def speeds(summary: pd.DataFrame, beam: int, batch: int) -> dict:
@@ -114,8 +119,8 @@ def table1(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     sub["paper_bleu"], sub["paper_wps_gpu"], sub["paper_speedup_pct"] = zip(*paper) if paper else ([], [], [])
     sub["paper_note"] = P.TABLE1_NOTE
     cols = ["model", "self_attn", "ffn", "bleu", "wps_cpu_b1_beam", "wps_batched_beam", "wps_gpu_batched_beam",
-            "speedup_cpu_b1_pct", "speedup_batched_pct", "speedup_gpu_pct", "gpu_columns", "params", "paper_bleu",
-            "paper_wps_gpu", "paper_speedup_pct", "paper_note"]
+            "speedup_cpu_b1_pct", "speedup_batched_pct", "speedup_gpu_pct", "gpu_columns", "params", "decoder_params",
+            "decoder_ffn_params", "paper_bleu", "paper_wps_gpu", "paper_speedup_pct", "paper_note"]
     return sub[cols].reset_index(drop=True)
 
 
