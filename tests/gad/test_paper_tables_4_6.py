@@ -2,6 +2,7 @@
 text, and the table functions on tiny hand-made runs."""
 import math
 
+import pandas as pd
 import pytest
 
 from helpers.paper_text import GE, XIA, paper_path, row_values, table_rows
@@ -147,3 +148,45 @@ def test_a_paper_figure_sits_beside_ours_only_at_the_same_setting():
     assert paper_beside({"bleu": 28.73}, {"k": 25}, {"k": 25}) == {"paper_bleu": 28.73}
     assert "paper_top5_tau3_bleu" in paper_beside({"bleu": 1.0}, {"k": 25, "beta": 3, "tau": 1.0},
                                                   {"k": 25, "beta": 5, "tau": 3.0})
+
+
+def test_cnndm_table_puts_the_papers_k25_figures_apart_from_our_k10_rows(tmp_path):
+    """Ge et al. Table 10 (CNN-DM) by the same rule: a k = 10 configuration's drafting rows keep the paper's k = 25
+    figures in paper_k25_*; speed beside the paper's against the same implementation's baseline."""
+    import json
+
+    import yaml
+
+    from helpers.bart import gpt2_files
+    from fastdec.tracks.gad.cnndm import table10
+    from fastdec.tracks.gad.plan import Plan
+    from gad_helpers import REPO
+
+    cfg = yaml.safe_load((REPO / "config/cnndm.yaml").read_text())
+    cfg["gad"]["block_size"] = 10
+    plan = Plan(cfg, str(tmp_path))
+    files = gpt2_files(tmp_path / "gpt2")
+    ids = json.loads(files["encoder.json"].read_text())
+    text = " ".join(str(ids[c]) for c in "ab")  # the hypothesis "ab" as GPT-2 ids
+    (tmp_path / "ref.txt").write_text("ab\nab\n")
+
+    def run(name, specs, seconds):
+        methods = parse_methods(specs)
+        records = {m.label: [Record(m.label, i, [4, 5, 2], seconds[m.name], 1 if m.k else 3, src_len=3,
+                                    drafted=[m.k or 0] * int(bool(m.k)), accepted=[2] * int(bool(m.k)))
+                             for i in range(2)] for m in methods}
+        write_run(str(tmp_path / name), methods, records, lambda toks: text)
+        return read_run(str(tmp_path / name))
+
+    times = {"fairseq": 6.0, "greedy": 4.0, "nat": 0.5, "gad": 1.0}
+    test = run("test", plan.methods(plan.test), times)
+    ar = {n: run(n, [plan.baseline], times) for n in ("teacher", "baseline")}
+    t = table10(test, ar, plan, str(tmp_path / "ref.txt"), str(files["encoder.json"]),
+                str(files["vocab.bpe"])).set_index("system")
+    gad = t.loc["GAD (k = 25)"]
+    assert pd.isna(gad["paper_rouge1"]) and gad["paper_k25_rouge1"] == 43.00 and gad["paper_k25_speed"] == 3.0
+    he = t.loc["GAD++ (k = 25, top-5, tau = 3.0)"]
+    assert he["paper_k25_rouge2"] == 19.42 and "paper_k25" in he["note"]
+    assert t.loc["AR verifier (beam = 5)", "paper_rouge1"] == 42.55  # no k: beside ours
+    assert gad["speedup"] == 6.0 and gad["speedup_same_impl"] == 4.0
+    assert gad["paper_k25_speed_same_impl"] == round(3.0 / 1.1, 2)

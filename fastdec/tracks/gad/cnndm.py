@@ -63,10 +63,9 @@ def table10(test, ar_runs: Dict[str, object], plan, ref_path: str, encoder: str,
         autoregressive = key in ("teacher", "baseline", "beam", "greedy")
         m = next(x for x in run.methods() if x.label == label)
         setting = {"k": PAPER_K, **({"beta": m.beta, "tau": m.tau} if key in ("hq", "he") else {})}
-        cells = paper_beside(dict(zip(("iteration", "rouge1", "rouge2", "rougeL", "speed"), paper[1:])),
-                             method_setting(m), setting if key in ("nat", "gad", "hq", "he") else {})
-        cells["paper_speed_same_impl"] = paper_speed_same_impl(m, paper[5], PAPER["greedy"][5]) \
-            if cells["paper_speed"] is not None else None
+        values = {**dict(zip(("iteration", "rouge1", "rouge2", "rougeL", "speed"), paper[1:])),
+                  "speed_same_impl": paper_speed_same_impl(m, paper[5], PAPER["greedy"][5])}
+        cells = paper_beside(values, method_setting(m), setting if key in ("nat", "gad", "hq", "he") else {})
         rouge = _rouge(run, label, refs, encoder, vocab)
         rows.append({
             "system": paper[0], "ours": ours, "label": label,
