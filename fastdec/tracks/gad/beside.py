@@ -6,7 +6,7 @@ and the figure goes in a column named for the paper's setting (``paper_k25_bleu`
 our k = 10 row).
 
 Speed: the paper's speedups are over the beam search of the implementation it timed (fairseq). Ours beside them is
-``speedup_same_impl``, against the same implementation's own baseline: an engine row against the engine's greedy
+``speed_same_impl``, against the same implementation's own baseline: an engine row against the engine's greedy
 decoding on the same verifier backend (at the same batch size), a fairseq or CTranslate2 row against that engine's
 beam search; ``paper_speed_same_impl`` is the paper's figure over the matching baseline (over its greedy decoding for
 rows we time against greedy). ``speedup_vs_beam`` (against fairseq beam search, whatever implementation decoded the
@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 
 import pandas as pd
 
-__all__ = ["paper_beside", "setting_tag", "setting_columns_together", "speedup_same_impl", "paper_speed_same_impl",
+__all__ = ["paper_beside", "setting_tag", "setting_columns_together", "speed_same_impl", "paper_speed_same_impl",
            "method_setting"]
 
 _TAGS = {"k": "k{}", "beta": "top{}", "tau": "tau{:g}"}
@@ -44,24 +44,37 @@ def paper_beside(values: Dict[str, object], ours: Dict[str, object], paper: Dict
     return cells
 
 
-_SETTING = re.compile(r"(?:(?:k\d+|top\d+|tau[\d.]+|single|ensemble|base|big)_)+")
+_SETTING = re.compile(r"k\d+|top\d+|tau[\d.]+|single|ensemble|base|big")
+
+
+def _untagged(col: str, cols: List[str], prefix: str) -> Optional[str]:
+    """The column of ``cols`` that ``col`` = ``<prefix>_<setting>_<x>`` holds another setting of (``<prefix>_<x>``;
+    the longest setting tag that leaves one), or None."""
+    if not col.startswith(prefix + "_"):
+        return None
+    parts = col[len(prefix) + 1:].split("_")
+    n = 0
+    while n < len(parts) - 1 and _SETTING.fullmatch(parts[n]):
+        n += 1
+    return next((f"{prefix}_{'_'.join(parts[i:])}" for i in range(n, 0, -1)
+                 if f"{prefix}_{'_'.join(parts[i:])}" in cols), None)
 
 
 def setting_columns_together(df: pd.DataFrame, prefix: str = "paper") -> pd.DataFrame:
     """``df`` with each ``<prefix>_<setting>_<col>`` column moved right after its ``<prefix>_<col>``, and our
-    ``speedup_same_impl`` right before the paper's speed."""
+    ``speed_same_impl`` right before the paper's speed."""
     cols = list(df.columns)
     tagged = {}
     for c in cols:
-        m = _SETTING.match(c[len(prefix) + 1:]) if c.startswith(prefix + "_") else None
-        if m and f"{prefix}_{c[len(prefix) + 1 + m.end():]}" in cols:
-            tagged.setdefault(f"{prefix}_{c[len(prefix) + 1 + m.end():]}", []).append(c)
+        base = _untagged(c, cols, prefix)
+        if base:
+            tagged.setdefault(base, []).append(c)
     moved = {t for ts in tagged.values() for t in ts}
     out: List[str] = []
     for c in cols:
-        if c in moved or (c == "speedup_same_impl" and "paper_speed" in cols):
+        if c in moved or (c == "speed_same_impl" and "paper_speed" in cols):
             continue
-        out += (["speedup_same_impl"] if c == "paper_speed" and "speedup_same_impl" in cols else []) + [c]
+        out += (["speed_same_impl"] if c == "paper_speed" and "speed_same_impl" in cols else []) + [c]
         out += tagged.get(c, [])
     return df[out]
 
@@ -80,7 +93,7 @@ def _ms(run, label: str) -> Optional[float]:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
-def speedup_same_impl(run, m) -> Optional[float]:
+def speed_same_impl(run, m) -> Optional[float]:
     """Our speedup of method ``m`` against its own implementation's baseline in ``run`` (module docstring)."""
     if m.kind in ("engine", "drafter"):
         v = run.row(m.label)["speedup_vs_greedy_same_batch"]
@@ -92,7 +105,7 @@ def speedup_same_impl(run, m) -> Optional[float]:
 
 
 def paper_speed_same_impl(m, paper_speed, paper_greedy_speed):
-    """The paper's speed figure of ``m``'s row over the baseline ``speedup_same_impl`` uses for ``m``: as printed
+    """The paper's speed figure of ``m``'s row over the baseline ``speed_same_impl`` uses for ``m``: as printed
     (over beam search) for a beam-search engine's row, over the paper's greedy decoding for an engine row."""
     if paper_speed is None or isinstance(paper_speed, str):
         return None

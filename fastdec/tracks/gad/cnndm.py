@@ -7,7 +7,7 @@ Rows (ours <- benchmark run and method):
 * AR baseline BART-base w/o Seq-KD <- ``gad/bench/baseline``, beam search;
 * NAR drafter, AR verifier (beam 5 / beam 1), GAD, GAD++ x 2 <- ``gad/bench/test``, all on the same weights in one
   process (speed relative to the verifier's beam search there; the paper's 1.0x is the baseline's beam search,
-  which has the verifier's architecture and decoding cost); ``speedup_same_impl`` beside the paper's speed
+  which has the verifier's architecture and decoding cost); ``speed_same_impl`` beside the paper's speed
   (fastdec.tracks.gad.beside), and the paper's k = 25 figures beside a row of another k in ``paper_k25_*``.
 
 The hypotheses are GPT-2 BPE ids (``hyps/<label>.txt``), decoded to text with the release's encoder before ROUGE.
@@ -20,7 +20,7 @@ import pandas as pd
 
 from fastdec.bench.methods import parse_method
 from fastdec.tracks.gad.beside import (method_setting, paper_beside, paper_speed_same_impl, setting_columns_together,
-                                       setting_tag, speedup_same_impl)
+                                       setting_tag, speed_same_impl)
 
 __all__ = ["PAPER", "table10"]
 
@@ -73,7 +73,7 @@ def table10(test, ar_runs: Dict[str, object], plan, ref_path: str, encoder: str,
             "rouge1": round(rouge["rouge1"], 2), "rouge2": round(rouge["rouge2"], 2),
             "rougeL": round(rouge["rougeL"], 2), "rougeLsum": round(rouge["rougeLsum"], 2),
             "speedup": round(base_ms / float(row["ms_per_sentence"]), 2),
-            "speedup_same_impl": speedup_same_impl(run, m),
+            "speed_same_impl": speed_same_impl(run, m),
             "identical_to_greedy_pct": row["identical_to_greedy_pct"] if run is test else None,
             "sentences": int(row["n_sentences"]), **cells,
             "note": "" if cells["paper_rouge1"] is not None or autoregressive else

@@ -12,7 +12,7 @@ import pandas as pd
 from fastdec.bench.methods import Method, parse_method
 from fastdec.report.tables import OURS, append_paper_only
 from fastdec.tracks.gad.beside import (method_setting, paper_beside, paper_speed_same_impl, setting_columns_together,
-                                       speedup_same_impl)
+                                       speed_same_impl)
 from fastdec.tracks.gad.paper import (GAD_BIG_K, GAD_BIG_REFERENCE, GAD_DEV_ACCEPTED, GAD_DEV_ACCEPTED_K, GAD_TABLE1,
                                       GAD_TABLE2, GAD_TABLE3, GAD_TABLE3_GREEDY_BLEU, GAD_TABLE3_K, GAD_TABLE4,
                                       GAD_TABLE5, GAD_TABLE5_K, GAD_TABLE6, GAD_TABLE6_SETTINGS, GAD_TABLE7, GAD_TABLE8,
@@ -106,7 +106,7 @@ def paper_setting(m: Method, key: Optional[str], k: int) -> Dict[str, object]:
 def table1(run, reference: str = "wmt14_en-de") -> pd.DataFrame:
     """GAD Table 1: every method of the test run, its iterations, BLEU, speedup over beam search and identical-to-
     greedy count, the paper's numbers beside (a row of another block size than the paper's: in ``paper_k<K>_*``).
-    ``speedup_same_impl`` sits beside the paper's speed (module :mod:`fastdec.tracks.gad.beside`)."""
+    ``speed_same_impl`` sits beside the paper's speed (module :mod:`fastdec.tracks.gad.beside`)."""
     ref, k = paper_table1(reference), paper_k(reference)
     greedy_speed = ref.get("verifier_b1", {}).get("speed")
     out = []
@@ -127,7 +127,7 @@ def table1(run, reference: str = "wmt14_en-de") -> pd.DataFrame:
             "ms_per_iteration": _r(r["ms_per_sentence"] / r["mean_iterations"]
                                    if r["mean_iterations"] and not math.isnan(r["mean_iterations"]) else None, 3),
             "speedup_vs_beam": _r(r["speedup_vs_beam"]), "speedup_vs_greedy": _r(r["speedup_vs_greedy"]),
-            "speedup_same_impl": speedup_same_impl(run, m), "paper_speed": cells.pop("paper_speed"),
+            "speed_same_impl": speed_same_impl(run, m), "paper_speed": cells.pop("paper_speed"),
             "paper_speed_same_impl": cells.pop("paper_speed_same_impl"), **cells,
             "identical_to_greedy_pct": _r(r["identical_to_greedy_pct"]),
             "identical_to_greedy": _r(r["identical_to_greedy"], None),
@@ -145,7 +145,7 @@ def table2_block_size(run, block_sizes: Sequence[int], beta: int = 3, tau: float
     """GAD Table 2: per block size k, GAD++ (top-beta, tau) tokens per iteration, BLEU and speedup over beam search,
     and vanilla GAD's (``gad_*``), on the validation subset; first the speed baseline and greedy decoding. The paper
     gives vanilla GAD's tokens per iteration only in footnote 8 (k = 25: ``paper_gad_tok``). The paper's rows are
-    top-3, tau = 1.0: for another (beta, tau) they go in ``paper_top3_tau1_*``; ``speedup_same_impl`` (against the
+    top-3, tau = 1.0: for another (beta, tau) they go in ``paper_top3_tau1_*``; ``speed_same_impl`` (against the
     engine's greedy decoding for the engine rows) sits beside the paper's speed."""
     empty = {"gad_tokens_per_iteration": None, "gad_speedup_vs_beam": None, "gad_speedup_vs_greedy": None,
              "gad_identical_to_greedy_pct": None, "paper_gad_tok": None}
@@ -159,7 +159,7 @@ def table2_block_size(run, block_sizes: Sequence[int], beta: int = 3, tau: float
                          "mean_accepted": mean_accepted, "bleu": _r(r["bleu"]),
                          "speedup_vs_beam": _r(r["speedup_vs_beam"]),
                          "speedup_vs_greedy": _r(r["speedup_vs_greedy"]), **empty,
-                         "speedup_same_impl": speedup_same_impl(run, methods[label]), "paper_tok": paper.get("tok"),
+                         "speed_same_impl": speed_same_impl(run, methods[label]), "paper_tok": paper.get("tok"),
                          "paper_bleu": paper["bleu"], "paper_speed": paper.get("speed")})
     for k in block_sizes:
         pp, gd = _row(run, _gad(k, beta, tau), required=False), _row(run, _gad(k), required=False)
@@ -171,7 +171,7 @@ def table2_block_size(run, block_sizes: Sequence[int], beta: int = 3, tau: float
                      "tokens_per_iteration": get("tokens_per_iteration"), "mean_accepted": get("mean_accepted"),
                      "bleu": get("bleu"), "speedup_vs_beam": get("speedup_vs_beam"),
                      "speedup_vs_greedy": get("speedup_vs_greedy"), **empty,
-                     "speedup_same_impl": speedup_same_impl(run, methods[_gad(k, beta, tau)]) if pp is not None
+                     "speed_same_impl": speed_same_impl(run, methods[_gad(k, beta, tau)]) if pp is not None
                      else None,
                      **paper_beside({"tok": p.get("tok"), "bleu": p.get("bleu"), "speed": p.get("speed")},
                                     {"beta": int(beta), "tau": float(tau)}, {"beta": 3, "tau": 1.0})})
@@ -258,14 +258,14 @@ def table6_teachers(run, teachers: str, size: str, teacher_bleu: Optional[float]
         return cells
 
     rows = [{"label": "teacher (beam search)", "mean_iterations": None, "bleu": _r(teacher_bleu),
-             "speedup_vs_beam": None, "speedup_same_impl": None, **paper("teacher_b5", None, {})}]
+             "speedup_vs_beam": None, "speed_same_impl": None, **paper("teacher_b5", None, {})}]
     for m in run.methods():
         key = paper_key(m, reference)
         if key is None:
             continue
         r = _row(run, m.label)
         rows.append({"label": m.label, "mean_iterations": _r(r["mean_iterations"]), "bleu": _r(r["bleu"]),
-                     "speedup_vs_beam": _r(r["speedup_vs_beam"]), "speedup_same_impl": speedup_same_impl(run, m),
+                     "speedup_vs_beam": _r(r["speedup_vs_beam"]), "speed_same_impl": speed_same_impl(run, m),
                      **paper(key, m, paper_setting(m, key, k))})
     return setting_columns_together(pd.DataFrame(rows))
 
