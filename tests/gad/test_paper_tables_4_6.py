@@ -190,3 +190,48 @@ def test_cnndm_table_puts_the_papers_k25_figures_apart_from_our_k10_rows(tmp_pat
     assert t.loc["AR verifier (beam = 5)", "paper_rouge1"] == 42.55  # no k: beside ours
     assert gad["speedup"] == 6.0 and gad["speed_same_impl"] == 4.0
     assert gad["paper_k25_speed_same_impl"] == round(3.0 / 1.1, 2)
+
+
+@pytest.mark.parametrize("variants", [("gad_big",), ("gad_big", "kd_ensemble_big"), ("nat_big_drafter",),
+                                      ("kd_ensemble",), ()], ids=lambda v: "+".join(v) or "wmt14_ende")
+def test_paper_scale_configs_write_their_tables_4_to_6(tmp_path, variants):
+    """Each config (config/wmt14_ende.yaml with its variants merged in, as Snakemake merges --configfile files)
+    writes its gad.paper_tables from its own test run and teacher, with the paper's half and size it names."""
+    import json
+
+    import yaml
+    from snakemake.utils import update_config
+
+    from fastdec.tracks.gad import outputs
+    from fastdec.tracks.gad.plan import Plan, table_items
+    from gad_helpers import REPO
+
+    cfg = yaml.safe_load((REPO / "config/wmt14_ende.yaml").read_text())
+    for v in variants:
+        update_config(cfg, yaml.safe_load((REPO / f"config/variants/{v}.yaml").read_text()))
+    R = str(tmp_path)
+    plan = Plan(cfg, R)
+    times = {"fairseq": 6.0, "greedy": 4.0, "nat": 0.5, "gad": 1.0}
+    specs = plan.methods(plan.test)
+    _run(tmp_path / "gad/bench/test", {s: times[T.parse_method(s).name] for s in specs})
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval/teacher_b5.json").write_text(json.dumps({"bleu": 30.0}))
+    written = {}
+    for path, item in table_items(cfg, R).items():
+        if item.name in ("gad_table4_big", "gad_table5_nat_big", "gad_table6_teachers"):
+            outputs.make_table(item.name, cfg, R, str(tmp_path / "out.csv"))
+            written[item.name] = pd.read_csv(tmp_path / "out.csv").set_index("label")
+    big, ensemble = "gad_big" in variants, any("kd_ensemble" in v for v in variants)
+    expect = {"gad_table4_big", "gad_table6_teachers"} if big else {"gad_table5_nat_big"} if variants == (
+        "nat_big_drafter",) else {"gad_table6_teachers"}
+    assert set(written) == expect
+    if "gad_table6_teachers" in written:
+        t6 = written["gad_table6_teachers"]
+        paper = P.GAD_TABLE6[("ensemble" if ensemble else "single", "big" if big else "base")]
+        he = f"gad-k{30 if big else 25}-top5-tau{6 if big else 3}"
+        assert t6.loc[he, "paper_bleu"] == paper["gad_pp_he"]["bleu"]
+        assert t6.loc["teacher (beam search)", "bleu"] == 30.0
+    if big:
+        assert written["gad_table4_big"].loc["gad-k30-top5-tau6", "paper_speed"] == 5.0
+    if "gad_table5_nat_big" in written:
+        assert written["gad_table5_nat_big"].loc["gad-k30-top3-tau1-natbig", "paper_bleu"] == 29.12

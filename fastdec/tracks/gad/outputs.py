@@ -56,11 +56,11 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     elif name == PAPER_TABLES["table5"]:
         df = T.table5_nat_big(p.run("test"), [p.gad, p.hq, p.he], NAT_BIG)
     elif name == PAPER_TABLES["table6"]:
-        teacher = [i for i in table_items(config, R)[f"gad/tables/{name}.csv"].inputs if i.endswith(".json")
-                   and "/eval/" in i]
+        teacher = p.L.eval("teacher_b5")  # the MT chain's teacher, when the config decodes it (tracks.mt_at)
+        with_teacher = teacher in table_items(config, R)[f"gad/tables/{name}.csv"].inputs
         df = T.table6_teachers(p.run("test"), "ensemble" if config.get("distill", {}).get("teachers", 1) > 1
                                else "single", "big" if g["paper_reference"] == GAD_BIG_REFERENCE else "base",
-                               json.load(open(teacher[0]))["bleu"] if teacher else None)
+                               json.load(open(teacher))["bleu"] if with_teacher else None)
     elif name == "gad_table1":
         df = T.table1(p.run("test"), g["paper_reference"])
     elif name == "gad_table2_block_size":

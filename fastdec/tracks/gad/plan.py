@@ -28,8 +28,8 @@ from typing import Dict, List, Optional
 
 from fastdec.bench.methods import parse_method
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.gad.paper import GAD_BIG_REFERENCE
 from fastdec.tracks.base import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods, section
+from fastdec.tracks.gad.paper import GAD_BIG_REFERENCE
 from fastdec.tracks.specs import Model
 
 # fairseq transformer architectures -> the nat_block_drafter architecture with the same sizes
