@@ -13,7 +13,7 @@ from fastdec.tracks.gad import tables as T
 from fastdec.tracks.gad.beside import paper_beside
 
 TABLE4_ORDER = ["teacher_b5", None, None, "nat_drafter", "verifier_b5", "verifier_b1", "gad", "gad_pp_hq", "gad_pp_he"]
-TABLE6_ORDER = ["teacher_b5", "nat_drafter", "verifier_b5", "verifier_b1", "gad", "gad_pp_hq", "gad_pp_he"]
+TABLE6_ORDER = list(P.GAD_TABLE6_ROWS)
 
 
 def _paper(row: dict, *cols):

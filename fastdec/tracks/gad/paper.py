@@ -197,32 +197,19 @@ GAD_TABLE5 = {
 # Xia et al. 2022, Table 6: a single Transformer-big teacher vs an ensemble of 3 for Seq-KD, base (k = 25) and big
 # (k = 30) GAD, WMT14 En-De test set: (teachers, size) -> row -> iterations, BLEU, speed (vs that size's verifier
 # beam 5; the teacher has none: "/"). The single-teacher halves are Tables 1 and 4.
-GAD_TABLE6 = {
-    ("single", "base"): {
-        "teacher_b5": {"bleu": 29.31}, "nat_drafter": {"iterations": 1.6, "bleu": 26.48, "speed": 14.3},
-        "verifier_b5": {"bleu": 28.89, "speed": 1.0}, "verifier_b1": {"bleu": 28.73, "speed": 1.1},
-        "gad": {"iterations": 4.9, "bleu": 28.73, "speed": 3.0},
-        "gad_pp_hq": {"iterations": 4.0, "bleu": 28.89, "speed": 3.6},
-        "gad_pp_he": {"iterations": 3.1, "bleu": 28.73, "speed": 4.5}},
-    ("ensemble", "base"): {
-        "teacher_b5": {"bleu": 30.64}, "nat_drafter": {"iterations": 1.6, "bleu": 27.16, "speed": 14.0},
-        "verifier_b5": {"bleu": 29.19, "speed": 1.0}, "verifier_b1": {"bleu": 29.24, "speed": 1.1},
-        "gad": {"iterations": 4.5, "bleu": 29.24, "speed": 3.3},
-        "gad_pp_hq": {"iterations": 4.0, "bleu": 29.31, "speed": 3.4},
-        "gad_pp_he": {"iterations": 3.1, "bleu": 29.52, "speed": 4.3}},
-    ("single", "big"): {
-        "teacher_b5": {"bleu": 29.31}, "nat_drafter": {"iterations": 1.4, "bleu": 27.35, "speed": 15.0},
-        "verifier_b5": {"bleu": 29.25, "speed": 1.0}, "verifier_b1": {"bleu": 29.18, "speed": 1.1},
-        "gad": {"iterations": 4.8, "bleu": 29.18, "speed": 3.0},
-        "gad_pp_hq": {"iterations": 4.2, "bleu": 29.32, "speed": 3.5},
-        "gad_pp_he": {"iterations": 2.6, "bleu": 29.15, "speed": 5.0}},
-    ("ensemble", "big"): {
-        "teacher_b5": {"bleu": 30.64}, "nat_drafter": {"iterations": 1.4, "bleu": 28.10, "speed": 14.8},
-        "verifier_b5": {"bleu": 29.74, "speed": 1.0}, "verifier_b1": {"bleu": 29.69, "speed": 1.1},
-        "gad": {"iterations": 4.2, "bleu": 29.69, "speed": 3.3},
-        "gad_pp_hq": {"iterations": 3.8, "bleu": 29.88, "speed": 3.6},
-        "gad_pp_he": {"iterations": 2.5, "bleu": 29.81, "speed": 5.1}},
+GAD_TABLE6_ROWS = ("teacher_b5", "nat_drafter", "verifier_b5", "verifier_b1", "gad", "gad_pp_hq", "gad_pp_he")
+# size -> one tuple per row of GAD_TABLE6_ROWS, as printed: single teacher (Iter., BLEU, Speed), then the ensemble's
+_TABLE6_PRINTED = {
+    "base": [("N", 29.31, None, "N", 30.64, None), (1.6, 26.48, 14.3, 1.6, 27.16, 14.0),
+             ("N", 28.89, 1.0, "N", 29.19, 1.0), ("N", 28.73, 1.1, "N", 29.24, 1.1), (4.9, 28.73, 3.0, 4.5, 29.24, 3.3),
+             (4.0, 28.89, 3.6, 4.0, 29.31, 3.4), (3.1, 28.73, 4.5, 3.1, 29.52, 4.3)],
+    "big": [("N", 29.31, None, "N", 30.64, None), (1.4, 27.35, 15.0, 1.4, 28.10, 14.8),
+            ("N", 29.25, 1.0, "N", 29.74, 1.0), ("N", 29.18, 1.1, "N", 29.69, 1.1), (4.8, 29.18, 3.0, 4.2, 29.69, 3.3),
+            (4.2, 29.32, 3.5, 3.8, 29.88, 3.6), (2.6, 29.15, 5.0, 2.5, 29.81, 5.1)],
 }
+GAD_TABLE6 = {(half, size): {key: dict(zip(("iterations", "bleu", "speed"), cells[3 * i: 3 * i + 3]))
+                             for key, cells in zip(GAD_TABLE6_ROWS, printed)}
+              for size, printed in _TABLE6_PRINTED.items() for i, half in enumerate(("single", "ensemble"))}
 # the GAD settings of each size in Table 6: block size and the two GAD++ (beta, tau)
 GAD_TABLE6_SETTINGS = {"base": {"k": 25, "gad_pp_hq": (3, 1.0), "gad_pp_he": (5, 3.0)},
                        "big": {"k": GAD_BIG_K, "gad_pp_hq": (3, 1.0), "gad_pp_he": (5, 6.0)}}
