@@ -67,21 +67,33 @@ def test_table1_speedups_against_beam_search_and_paper_rows(synthetic_run):
     full = tables.table1(synthetic_run).set_index("label")
     t = full[full["source"] == "ours"]
     assert list(t.index) == [parse_method(s).label for s in SYNTH]
-    assert (full["source"] == "paper only (cited)").sum() == 14  # the NAT systems the paper cites
+    # the NAT systems Xia's Table 1 cites, and the five more of Ge's Table 5
+    assert (full["source"] == "paper only (cited)").sum() == 14 + 5
     assert t.loc["gad-k4", "speedup_vs_beam"] == 4.0 and t.loc["fairseq-beam5", "speedup_vs_beam"] == 1.0
     assert t.loc["fairseq-greedy", "speedup_vs_beam"] == 1.5 and t.loc["gad-k4-top5-tau3", "speedup_vs_beam"] == 6.0
     assert t.loc["gad-k4", "mean_iterations"] == 1.5 and t.loc["gad-k4", "tokens_per_iteration"] == 2.33
     assert t.loc["gad-k4", "mean_accepted"] == 1.33 and math.isnan(t.loc["greedy", "mean_accepted"])
     assert t.loc["gad-k4-top3-tau1", "identical_to_greedy"] == 1 and t.loc["gad-k4", "identical_to_greedy_pct"] == 100
     assert t.loc["fairseq-beam5", "paper_bleu"] == 28.89 and t.loc["fairseq-beam5", "paper_iterations"] == "N"
-    assert t.loc["gad-k4", "paper_speed"] == 3.0 and t.loc["gad-k4-top5-tau3", "paper_speed"] == 4.5
-    assert t.loc["gad-k4-top3-tau1", "paper_bleu"] == 28.89 and t.loc["nat-k4", "paper_iterations"] == 1.6
+    # the paper's k = 25 rows beside our k = 4 rows: in their own columns, the same-setting ones empty
+    assert t.loc["gad-k4", "paper_k25_speed"] == 3.0 and t.loc["gad-k4-top5-tau3", "paper_k25_speed"] == 4.5
+    assert t.loc["gad-k4-top3-tau1", "paper_k25_bleu"] == 28.89 and t.loc["nat-k4", "paper_k25_iterations"] == 1.6
+    assert t.loc[["gad-k4", "nat-k4", "gad-k4-top3-tau1"], ["paper_bleu", "paper_speed"]].isna().all().all()
+    # speed beside the paper's: each row against its own implementation's baseline (engine rows: engine greedy)
+    cols = list(full.columns)
+    assert cols.index("paper_speed") == cols.index("speed_same_impl") + 1
+    assert t.loc["gad-k4", "speed_same_impl"] == 2.0 and t.loc["fairseq-greedy", "speed_same_impl"] == 1.5
+    assert t.loc["gad-k4", "paper_k25_speed_same_impl"] == 2.73 and t.loc["greedy", "paper_speed_same_impl"] == 1.0
+    assert t.loc["fairseq-greedy", "paper_speed_same_impl"] == 1.1 == t.loc["fairseq-greedy", "paper_speed"]
     assert math.isnan(t.loc["gad-k4-top3-tau3", "paper_bleu"])  # no paper row for other settings
+    assert math.isnan(t.loc["gad-k4-top3-tau3", "paper_k25_bleu"])
     assert t["bleu"].notna().all() and t["signature"].str.startswith("nrefs:1").all()
     ro = tables.table1(synthetic_run, "wmt16_en-ro").set_index("label")
-    assert (ro["source"] == "ours").all()  # the cited systems are En-De only
-    assert ro.loc["gad-k4", "paper_bleu"] == 34.83 and ro.loc["gad-k4", "paper_iterations"] == 6.4
-    assert math.isnan(ro.loc["gad-k4-top3-tau1", "paper_bleu"])  # the en-ro paper's GAD++ rows are top-5
+    cited = ro[ro["source"] != "ours"]  # Ge Table 5, En-Ro (no LevT, SMART, SUNDAE): BLEU only, its speed being En-De's
+    assert len(cited) == 16 and cited["paper_speed"].isna().all() and cited["paper_bleu"].notna().all()
+    assert ro.loc["Fully NAR: DSLIP (Huang et al., 2021) (Ge et al. Table 5)", "paper_bleu"] == 34.17
+    assert ro.loc["gad-k4", "paper_k25_bleu"] == 34.83 and ro.loc["gad-k4", "paper_k25_iterations"] == 6.4
+    assert math.isnan(ro.loc["gad-k4-top3-tau1", "paper_k25_bleu"])  # the en-ro paper's GAD++ rows are top-5
     assert tables.paper_key(parse_method("gad:k=4:beta=5:tau=4"), "wmt16_en-ro") == "gad_pp_hq"
     with pytest.raises(ValueError, match="paper reference"):
         tables.table1(synthetic_run, "wmt99")
@@ -99,8 +111,10 @@ def test_table2_and_table3(synthetic_run):
     t3 = tables.table3_beta_tau(synthetic_run, 4, [3, 5], [1.0, 3.0])
     assert list(t3["tau"]) == ["greedy", "1", "3"]
     assert list(t3["top3_speed"]) == [2.0, 5.0, 5.45] and list(t3["top5_speed"]) == [2.0, 5.22, 6.0]
-    assert t3.iloc[1]["paper_top3_tok"] == 7.56 and t3.iloc[2]["paper_top5_bleu"] == 26.84
-    assert t3.iloc[0]["paper_top3_bleu"] == 26.62
+    # the paper's grid is at k = 25: beside our k = 4 in its own columns; greedy's BLEU has no k
+    assert t3.iloc[1]["paper_k25_top3_tok"] == 7.56 and t3.iloc[2]["paper_k25_top5_bleu"] == 26.84
+    assert t3[["paper_top3_tok", "paper_top5_bleu"]].iloc[1:].isna().all().all()
+    assert t3.iloc[0]["paper_top3_bleu"] == 26.62 and math.isnan(t3.iloc[0]["paper_k25_top3_bleu"])
     with pytest.raises(ValueError, match="gad-k4-top3-tau2"):
         tables.table3_beta_tau(synthetic_run, 4, [3], [2.0])
 
@@ -113,7 +127,7 @@ def test_table7_modules_from_the_schema_time_columns(synthetic_run):
     assert list(t["gad-k4-top5-tau3_ms"]) == [100.0, 100.0, 300.0, 300.0, 200.0, 1000.0]
     assert list(t["gad-k4-top5-tau3_pct"]) == [10.0, 10.0, 30.0, 30.0, 20.0, 100.0]
     assert list(t["greedy_ms"]) == [300.0, 0.0, 0.0, 900.0, 1800.0, 3000.0]
-    assert t.loc["Total", "paper_ms"] == 73.46
+    assert t.loc["Total", "paper_k25_ms"] == 73.46 and t["paper_ms"].isna().all()
     for label in ("fairseq-beam5", "nat-k4"):
         with pytest.raises(ValueError, match="module times"):
             tables.table7_modules(synthetic_run, [label])
@@ -126,12 +140,13 @@ def test_table8_and_table9(synthetic_run):
                                 "after_load_mb": 130.0, "peak_mb": 150.0, "weights_mb": 60.0, "measure": "m",
                                 "sentences": 5}])
     assert list(t8["label"]) == ["fairseq-beam5", "gad-k4-top5-tau3"]
-    assert list(t8["decode_extra_mb"]) == [10.0, 20.0] and list(t8["paper_mib"]) == [1237, 1613]
+    assert list(t8["decode_extra_mb"]) == [10.0, 20.0] and t8["paper_mib"].iloc[0] == 1237
+    assert math.isnan(t8["paper_mib"].iloc[1]) and t8["paper_k25_mib"].iloc[1] == 1613
     labels = ["greedy", "fairseq-beam5", "nat-k4", "gad-k4", "gad-k4-top3-tau1"]
     t9 = tables.table9_repetition(synthetic_run, labels, hq="gad-k4-top3-tau1").set_index("label")
     # "a b c"/"d f": no repeats; "a a a"/"d d": 3 of 5 tokens; "a b b"/"d f": 1 of 5; beam "a b c"/"d d": 1 of 5
     assert list(t9["rep_ratio_pct"])[:5] == [0.0, 20.0, 60.0, 0.0, 20.0]
-    assert t9.loc["greedy", "paper_rep_pct"] == 0.18 and t9.loc["gad-k4-top3-tau1", "paper_rep_pct"] == 0.17
+    assert t9.loc["greedy", "paper_rep_pct"] == 0.18 and t9.loc["gad-k4-top3-tau1", "paper_k25_rep_pct"] == 0.17
     assert t9.loc["CMLM (T=4) (paper only)", "paper_rep_pct"] == 1.13 and math.isnan(t9.loc["nat-k4", "paper_rep_pct"])
     with pytest.raises(ValueError, match="no method gad-k9"):
         tables.table9_repetition(synthetic_run, ["gad-k9"])

@@ -7,7 +7,8 @@ Rows (ours <- benchmark run and method):
 * AR baseline BART-base w/o Seq-KD <- ``gad/bench/baseline``, beam search;
 * NAR drafter, AR verifier (beam 5 / beam 1), GAD, GAD++ x 2 <- ``gad/bench/test``, all on the same weights in one
   process (speed relative to the verifier's beam search there; the paper's 1.0x is the baseline's beam search,
-  which has the verifier's architecture and decoding cost).
+  which has the verifier's architecture and decoding cost); ``speed_same_impl`` beside the paper's speed
+  (fastdec.tracks.gad.beside), and the paper's k = 25 figures beside a row of another k in ``paper_k25_*``.
 
 The hypotheses are GPT-2 BPE ids (``hyps/<label>.txt``), decoded to text with the release's encoder before ROUGE.
 """
@@ -18,6 +19,8 @@ from typing import Dict, List, Optional
 import pandas as pd
 
 from fastdec.bench.methods import parse_method
+from fastdec.tracks.gad.beside import (method_setting, paper_beside, paper_speed_same_impl, setting_columns_together,
+                                       setting_tag, speed_same_impl)
 
 __all__ = ["PAPER", "table10"]
 
@@ -58,7 +61,11 @@ def table10(test, ar_runs: Dict[str, object], plan, ref_path: str, encoder: str,
             raise ValueError(f"{run.path}: no method {label!r}; rerun the benchmark (snakemake)")
         paper = PAPER[key]
         autoregressive = key in ("teacher", "baseline", "beam", "greedy")
-        same_k = key not in ("nat", "gad", "hq", "he") or k == PAPER_K
+        m = next(x for x in run.methods() if x.label == label)
+        setting = {"k": PAPER_K, **({"beta": m.beta, "tau": m.tau} if key in ("hq", "he") else {})}
+        values = {**dict(zip(("iteration", "rouge1", "rouge2", "rougeL", "speed"), paper[1:])),
+                  "speed_same_impl": paper_speed_same_impl(m, paper[5], PAPER["greedy"][5])}
+        cells = paper_beside(values, method_setting(m), setting if key in ("nat", "gad", "hq", "he") else {})
         rouge = _rouge(run, label, refs, encoder, vocab)
         rows.append({
             "system": paper[0], "ours": ours, "label": label,
@@ -66,12 +73,11 @@ def table10(test, ar_runs: Dict[str, object], plan, ref_path: str, encoder: str,
             "rouge1": round(rouge["rouge1"], 2), "rouge2": round(rouge["rouge2"], 2),
             "rougeL": round(rouge["rougeL"], 2), "rougeLsum": round(rouge["rougeLsum"], 2),
             "speedup": round(base_ms / float(row["ms_per_sentence"]), 2),
+            "speed_same_impl": speed_same_impl(run, m),
             "identical_to_greedy_pct": row["identical_to_greedy_pct"] if run is test else None,
-            "sentences": int(row["n_sentences"]),
-            "paper_iteration": paper[1] if same_k else None, "paper_rouge1": paper[2] if same_k else None,
-            "paper_rouge2": paper[3] if same_k else None, "paper_rougeL": paper[4] if same_k else None,
-            "paper_speed": paper[5] if same_k else None,
-            "note": "" if same_k else f"paper k = {PAPER_K}, ours k = {k}: no paper number",
+            "sentences": int(row["n_sentences"]), **cells,
+            "note": "" if cells["paper_rouge1"] is not None or autoregressive else
+            f"paper k = {PAPER_K}, ours k = {k}: the paper's figures in the paper_{setting_tag(setting)}_* columns",
         })
 
     for key in ("teacher", "baseline"):
@@ -82,7 +88,7 @@ def table10(test, ar_runs: Dict[str, object], plan, ref_path: str, encoder: str,
     add("greedy", test, "fairseq-greedy", "verifier, fairseq greedy")
     for key, spec in (("gad", plan.gad), ("hq", plan.hq), ("he", plan.he)):
         add(key, test, parse_method(spec).label, spec)
-    df = pd.DataFrame(rows)
+    df = setting_columns_together(pd.DataFrame(rows))
     from fastdec.eval.rouge import SIGNATURE
 
     df["rouge_signature"] = SIGNATURE

@@ -23,6 +23,7 @@ GAD_TABLE3 = {
     (5, 5.0): (10.99, 26.64),
 }
 GAD_TABLE3_GREEDY_BLEU = 26.62
+GAD_TABLE3_K = 25
 
 # Footnote 8: mean accepted tokens per iteration on the development set, k = 25: vanilla GAD, GAD++ (its 10.99 is the
 # top-5, tau = 5.0 cell of Table 3, not the high-efficiency setting tau = 3.0, 9.72) and Blockwise (Stern et al.).
@@ -145,3 +146,122 @@ GAD_TABLE1_NAT = [
 def gad_table1_rows(label_col: str = "label") -> list:
     return [{label_col: f"{group}: {system}", "paper_iterations": it, "paper_bleu": bleu, "paper_speed": speed}
             for group, system, it, bleu, speed in GAD_TABLE1_NAT]
+
+
+# Xia et al. 2022, Table 4 (= Ge et al. Table 8): WMT14 En-De test set, Transformer-big verifier and NAT-big drafter
+# (k = 30, GAD++ re-tuned: top-3 tau = 1.0 and top-5 tau = 6.0), speed vs the big verifier's beam 5. The teacher's
+# and the verifier's beam 5 are 1.0x; Blockwise's speedups are against greedy decoding (the paper's dagger).
+GAD_BIG_K = 30
+GAD_BIG_REFERENCE = "wmt14_en-de_big"  # the gad.paper_reference of a big-model config
+GAD_TABLE4 = {
+    "teacher_b5": {"label": "Teacher Transformer-big (b=5)", "bleu": 29.31, "speed": 1.0},
+    "verifier_b5": {"label": "AT verifier big (b=5)", "bleu": 29.25, "speed": 1.0},
+    "verifier_b1": {"label": "AT verifier big (b=1)", "bleu": 29.18, "speed": 1.1},
+    "nat_drafter": {"label": "NAT drafter big (k=30)", "bleu": 27.35, "speed": 15.0, "iterations": 1.4, "k": 30},
+    "gad": {"label": "GAD big (k=30)", "bleu": 29.18, "speed": 3.0, "iterations": 4.8, "k": 30},
+    "gad_pp_hq": {"label": "GAD++ big (k=30, top-3, tau=1.0)", "bleu": 29.32, "speed": 3.5, "iterations": 4.2,
+                  "k": 30, "beta": 3, "tau": 1.0},
+    "gad_pp_he": {"label": "GAD++ big (k=30, top-5, tau=6.0)", "bleu": 29.15, "speed": 5.0, "iterations": 2.6,
+                  "k": 30, "beta": 5, "tau": 6.0},
+}
+# Table 4's Blockwise rows (Stern et al. 2018, big models): system, iterations ("/"), BLEU, speedup over greedy
+GAD_TABLE4_BLOCKWISE = [
+    ("Blockwise decoding (k=2) (Stern et al., 2018; speedup vs greedy)", "/", 28.95, 1.7),
+    ("Blockwise decoding (k=10) (Stern et al., 2018; speedup vs greedy)", "/", 27.40, 3.0),
+]
+
+
+
+def gad_table4_rows(label_col: str = "label") -> list:
+    """Table 4's teacher and Blockwise rows as paper-only rows."""
+    teacher = GAD_TABLE4["teacher_b5"]
+    return [{label_col: teacher["label"], "paper_iterations": "N", "paper_bleu": teacher["bleu"],
+             "paper_speed": teacher["speed"]}] + [
+        {label_col: f"Blockwise: {system}", "paper_iterations": it, "paper_bleu": bleu, "paper_speed": speed}
+        for system, it, bleu, speed in GAD_TABLE4_BLOCKWISE]
+
+
+# Xia et al. 2022, Table 5 (= Ge et al. Table 9): WMT14 En-De test set, the base verifier with the NAT-base drafter
+# (GAD-base) or a NAT-big drafter (w/ NAT-big), all at k = 30: Tok. (mean accepted tokens), Iter., BLEU.
+GAD_TABLE5_K = 30
+GAD_TABLE5 = {
+    ("greedy", "base"): {"tok": 1.0, "iterations": "N", "bleu": 28.73},
+    ("gad", "base"): {"tok": 5.53, "iterations": 5.0, "bleu": 28.73},
+    ("gad", "big"): {"tok": 5.90, "iterations": 4.7, "bleu": 28.73},
+    ("gad_pp_hq", "base"): {"tok": 6.69, "iterations": 4.1, "bleu": 28.81, "beta": 3, "tau": 1.0},
+    ("gad_pp_hq", "big"): {"tok": 7.32, "iterations": 3.8, "bleu": 29.12, "beta": 3, "tau": 1.0},
+    ("gad_pp_he", "base"): {"tok": 8.71, "iterations": 3.2, "bleu": 28.58, "beta": 5, "tau": 3.0},
+    ("gad_pp_he", "big"): {"tok": 9.73, "iterations": 2.8, "bleu": 28.98, "beta": 5, "tau": 3.0},
+}
+
+# Xia et al. 2022, Table 6: a single Transformer-big teacher vs an ensemble of 3 for Seq-KD, base (k = 25) and big
+# (k = 30) GAD, WMT14 En-De test set: (teachers, size) -> row -> iterations, BLEU, speed (vs that size's verifier
+# beam 5; the teacher has none: "/"). The single-teacher halves are Tables 1 and 4.
+GAD_TABLE6_ROWS = ("teacher_b5", "nat_drafter", "verifier_b5", "verifier_b1", "gad", "gad_pp_hq", "gad_pp_he")
+# size -> one tuple per row of GAD_TABLE6_ROWS, as printed: single teacher (Iter., BLEU, Speed), then the ensemble's
+_TABLE6_PRINTED = {
+    "base": [("N", 29.31, None, "N", 30.64, None), (1.6, 26.48, 14.3, 1.6, 27.16, 14.0),
+             ("N", 28.89, 1.0, "N", 29.19, 1.0), ("N", 28.73, 1.1, "N", 29.24, 1.1), (4.9, 28.73, 3.0, 4.5, 29.24, 3.3),
+             (4.0, 28.89, 3.6, 4.0, 29.31, 3.4), (3.1, 28.73, 4.5, 3.1, 29.52, 4.3)],
+    "big": [("N", 29.31, None, "N", 30.64, None), (1.4, 27.35, 15.0, 1.4, 28.10, 14.8),
+            ("N", 29.25, 1.0, "N", 29.74, 1.0), ("N", 29.18, 1.1, "N", 29.69, 1.1), (4.8, 29.18, 3.0, 4.2, 29.69, 3.3),
+            (4.2, 29.32, 3.5, 3.8, 29.88, 3.6), (2.6, 29.15, 5.0, 2.5, 29.81, 5.1)],
+}
+GAD_TABLE6 = {(half, size): {key: dict(zip(("iterations", "bleu", "speed"), cells[3 * i: 3 * i + 3]))
+                             for key, cells in zip(GAD_TABLE6_ROWS, printed)}
+              for size, printed in _TABLE6_PRINTED.items() for i, half in enumerate(("single", "ensemble"))}
+# the GAD settings of each size in Table 6: block size and the two GAD++ (beta, tau)
+GAD_TABLE6_SETTINGS = {"base": {"k": 25, "gad_pp_hq": (3, 1.0), "gad_pp_he": (5, 3.0)},
+                       "big": {"k": GAD_BIG_K, "gad_pp_hq": (3, 1.0), "gad_pp_he": (5, 6.0)}}
+
+# Ge et al. 2022, Table 5: WMT14 En<->De and WMT16 En<->Ro BLEU (directions in this order); iterations and speed are
+# the paper's WMT14 En->De figures (speed vs beam 5; "/" = not given; Imputer and SUNDAE: vs greedy). Its AR
+# baseline (Transformer-base w/o Seq-KD) is from Kasai et al. (2020): 27.38 for En-De, where Xia's Table 1 has 27.76.
+GE_TABLE5_DIRECTIONS = ("wmt14_en-de", "wmt14_de-en", "wmt16_en-ro", "wmt16_ro-en")
+GE_TABLE5_OURS = {
+    "teacher_b5": (29.31, 32.11, 34.72, 34.49),
+    "baseline_b5": (27.38, 31.78, 34.16, 34.46),
+    "verifier_b5": (28.89, 32.53, 34.96, 34.86),
+    "verifier_b1": (28.73, 32.18, 34.83, 34.65),
+}
+# group, system, iterations, speed, BLEU per direction (None: "/")
+GE_TABLE5_CITED = [
+    ("Fully NAR", "NAT w/ Fertility (Gu et al., 2018)", "1", 15.6, (17.69, 21.47, 27.29, 29.06)),
+    ("Fully NAR", "CTC (Libovický & Helcl, 2018)", "1", None, (17.68, 19.80, 19.93, 24.71)),
+    ("Fully NAR", "Bag-of-ngrams (Shao et al., 2020)", "1", 10.8, (20.90, 24.61, 28.31, 29.29)),
+    ("Fully NAR", "AXE (Ghazvininejad et al., 2020a)", "1", None, (23.53, 27.90, 30.75, 31.54)),
+    ("Fully NAR", "GLAT (Qian et al., 2021)", "1", 15.3, (25.21, 29.84, 31.19, 32.04)),
+    ("Fully NAR", "OaXE (Du et al., 2021)", "1", None, (26.10, 30.20, 32.40, 33.30)),
+    ("Fully NAR", "AlignNART (Song et al., 2021)", "1", 13.4, (26.40, 30.40, 32.50, 33.10)),
+    ("Fully NAR", "DSLIP (Huang et al., 2021)", "1", 14.8, (27.02, 31.61, 34.17, 34.60)),
+    ("Fully NAR", "F-VAE (Gu & Kong, 2021)", "1", 16.5, (27.49, 31.10, 33.79, 33.87)),
+    ("Iterative NAR", "iNAT (Lee et al., 2018)", "10", None, (21.61, 25.48, 29.32, 30.19)),
+    ("Iterative NAR", "CMLM (Ghazvininejad et al., 2019)", "10", 1.7, (27.03, 30.53, 33.08, 33.31)),
+    ("Iterative NAR", "LevT (Gu et al., 2019)", "2.1", 4.0, (27.27, None, None, 33.26)),
+    ("Iterative NAR", "SMART (Ghazvininejad et al., 2020b)", "10", 1.7, (27.65, 31.27, None, None)),
+    ("Iterative NAR", "DisCo (Kasai et al., 2020)", "4.8", 3.5, (27.34, 31.31, 33.22, 33.25)),
+    ("Iterative NAR", "Imputer (Saharia et al., 2020; speedup vs greedy)", "8", 3.9, (28.20, 31.80, 34.40, 34.10)),
+    ("Iterative NAR", "Multi-Task NAT (Hao et al., 2021)", "10", 1.7, (27.98, 31.27, 33.80, 33.60)),
+    ("Iterative NAR", "RewriteNAT (Geng et al., 2021)", "2.7", 3.1, (27.83, 31.52, 33.63, 34.09)),
+    ("Iterative NAR", "SUNDAE (Savinov et al., 2021; speedup vs greedy)", "16", 1.4, (28.46, 32.30, None, None)),
+    ("Iterative NAR", "CMLMC (Huang et al., 2022)", "10", None, (28.37, 31.41, 34.57, 34.13)),
+]
+# the systems Ge's Table 5 cites beyond Xia's Table 1
+GE_TABLE5_ONLY = ("OaXE", "DSLIP", "F-VAE", "Multi-Task NAT", "CMLMC")
+
+
+def ge_table5_bleu(key: str, reference: str) -> float:
+    """Ge et al. Table 5's BLEU of one of our systems (``GE_TABLE5_OURS`` key) in the ``reference`` direction."""
+    return GE_TABLE5_OURS[key][GE_TABLE5_DIRECTIONS.index(reference)]
+
+
+def ge_table5_rows(reference: str, label_col: str = "label") -> list:
+    """Ge et al. Table 5's cited systems as paper-only rows of ``reference``: for WMT14 En-De the ones Xia's Table 1
+    lacks (with iterations and speed), for another direction all of them, BLEU only (the paper's iterations and
+    speed are WMT14 En->De's)."""
+    i = GE_TABLE5_DIRECTIONS.index(reference)
+    en_de = reference == "wmt14_en-de"
+    return [{label_col: f"{group}: {system} (Ge et al. Table 5)", "paper_iterations": it if en_de else None,
+             "paper_bleu": bleu[i], "paper_speed": speed if en_de else None}
+            for group, system, it, speed, bleu in GE_TABLE5_CITED
+            if bleu[i] is not None and (not en_de or system.split(" (")[0] in GE_TABLE5_ONLY)]

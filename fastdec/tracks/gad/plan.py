@@ -29,6 +29,7 @@ from typing import Dict, List, Optional
 from fastdec.bench.methods import parse_method
 from fastdec.layout import ResultsLayout
 from fastdec.tracks.base import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods, section
+from fastdec.tracks.gad.paper import GAD_BIG_REFERENCE
 from fastdec.tracks.specs import Model
 
 # fairseq transformer architectures -> the nat_block_drafter architecture with the same sizes
@@ -43,9 +44,14 @@ DRAFTER_ARCH = {
 
 
 CHEAP = "_cheap"  # name suffix of the cheap_drafter: gad/models/drafter_k<K>_cheap
+BIG = "_big"  # name suffix of the big_drafter (GAD Table 5's NAT-big): gad/models/drafter_k<K>_big
+NAT_BIG = "-natbig"  # label suffix of the methods decoding with the big_drafter
 # measured 2026-11-25 (200 valid sentences, k=10): reading the first token at the prefix took GAD from 1.41 to 2.00
 # tokens per iteration and from 16.7 to 12.0 ms per sentence (docs/PERFORMANCE.md)
 CHEAP_DRAFTER = {"attention": "prefix-causal", "freeze_encoder": True, "first_from_prefix": True}
+
+# gad.paper_tables -> the table of the paper's big-model and teacher studies it writes from the test run
+PAPER_TABLES = {"table4": "gad_table4_big", "table5": "gad_table5_nat_big", "table6": "gad_table6_teachers"}
 
 # table name -> the run it reads (report order); the figure also reads the per-sentence times
 TABLES = {"gad_table1": "test", "gad_figure1_bleu_speedup": "test", "gad_table2_block_size": "valid",
@@ -73,6 +79,11 @@ class Plan:
             raise ValueError(f"results directory {R!r}: ':' and ',' separate methods and their keys, and a quote "
                              "breaks the shell command; rename it")
         self.R, self.k = R, g["block_size"]
+        if "table5" in g["paper_tables"] and not g["big_drafter"]:
+            raise ValueError("gad.paper_tables: table5 compares the drafter with a big one; set gad.big_drafter: true")
+        if "table4" in g["paper_tables"] and g["paper_reference"] != GAD_BIG_REFERENCE:
+            raise ValueError(f"gad.paper_tables: table4 is the big models' table; set gad.paper_reference: "
+                             f"{GAD_BIG_REFERENCE}")
         self.task = g.get("task", "translation")
         data = config.get("data", {})
         self.src, self.tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
@@ -87,12 +98,16 @@ class Plan:
         cheap = self.drafter_checkpoint(f"{self.k}{CHEAP}")
         self.cheap = [f"{s}:label={parse_method(s).label}-cheap:checkpoint={cheap}"
                       for s in (self.gad, self.he)] if g.get("cheap_drafter") else []
+        # the big drafter (gad.big_drafter, GAD Table 5): GAD and both GAD++ again with it, labelled "-natbig"
+        big = self.drafter_checkpoint(f"{self.k}{BIG}")
+        self.natbig = [f"{s}:label={parse_method(s).label}{NAT_BIG}:checkpoint={big}"
+                       for s in (self.gad, self.hq, self.he)] if g.get("big_drafter") else []
         fast = backend_methods(g.get("backends", []), ["greedy", self.gad, self.he, *self.cheap],
                                config.get("device", "cpu"))
         # beyond the paper: the exact drafting rows again with a draft-length policy (gad.policies)
         policy = policy_methods(g.get("policies", []), [self.gad, *self.cheap[:1], *[s for s in fast if "beta" not in s]])
         self.test = [self.baseline, "fairseq:beam=1", "greedy", f"nat:k={self.k}", self.gad, self.hq, self.he,
-                     *self.cheap, *fast, *policy, *ct2]
+                     *self.cheap, *self.natbig, *fast, *policy, *ct2]
         sweep = [s for k in g["block_sizes"] for s in (f"gad:k={k}", _gadpp(k, g["table2"]))]
         grid = [_gadpp(self.k, {"beta": b, "tau": t}) for b in g["grid"]["betas"] for t in g["grid"]["taus"]]
         self.valid = [self.baseline, "fairseq:beam=1", "greedy", *sweep, *grid]
@@ -107,7 +122,8 @@ class Plan:
         return self.drafter_checkpoint(int(k) if own else self.k)
 
     def drafter_checkpoint(self, k) -> str:
-        """``gad/models/drafter_k<k>/model.pt`` (``k`` = ``"10_cheap"``: the cheap drafter of block size 10)."""
+        """``gad/models/drafter_k<k>/model.pt`` (``k`` = ``"10_cheap"`` / ``"30_big"``: the cheap / big drafter of
+        block size 10 / 30)."""
         return self.L.model(f"drafter_k{k}", "gad/")
 
     def methods(self, specs: List[str]) -> List[str]:
@@ -144,10 +160,13 @@ class Plan:
 
     def train_spec(self, k, init: Optional[str] = None, verifier: Optional[str] = None) -> str:
         """fairseq-train spec (JSON, for scripts/train.py) of the drafter ``drafter_k<k>``; ``k`` = ``"10_cheap"``
-        is the ``cheap_drafter`` of block size 10."""
+        is the ``cheap_drafter`` of block size 10, ``"30_big"`` the ``big_drafter`` of block size 30."""
         k, cheap = (str(k)[: -len(CHEAP)], True) if str(k).endswith(CHEAP) else (k, False)
+        k, big = (str(k)[: -len(BIG)], True) if str(k).endswith(BIG) else (k, False)
         variant = CHEAP_DRAFTER if cheap else self.g
         spec = json.loads(json.dumps(self.g["train"]))
+        if big:  # the same recipe with the big architecture (Xia et al. Table 5: NAT-big in GAD-base)
+            spec["arch"] = self.g["big_drafter_arch"]
         extra = dict(spec.get("extra_args") or {})
         if spec["arch"] == "from_verifier":
             # the verifier's architecture: its arch mapped to the drafter's, its flags as defaults
@@ -178,7 +197,7 @@ class Plan:
         return json.dumps(spec)
 
 
-MODEL_NAMES = r"drafter_k\d+(?:_cheap)?"
+MODEL_NAMES = r"drafter_k\d+(?:_cheap|_big)?"
 
 
 def model(config: dict, R: str, name: str, plugin: str) -> Model:
@@ -240,6 +259,11 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         per_sentence = name == "gad_figure4_speedup"
         inputs = [f"{run}/summary.csv", f"{run}/meta.json"] + ([f"{run}/sentences.jsonl"] if per_sentence else [])
         out[f"gad/figures/{name}.png" if figure else f"gad/tables/{name}.csv"] = TableItem("gad", name, inputs)
+    for key in section(config, "gad").get("paper_tables", []):
+        run = ResultsLayout(R).run("gad/bench/test")
+        teacher = [ResultsLayout(R).eval("teacher_b5")] if key == "table6" and config["tracks"].get("mt_at") else []
+        out[f"gad/tables/{PAPER_TABLES[key]}.csv"] = TableItem(
+            "gad", PAPER_TABLES[key], [f"{run}/summary.csv", f"{run}/meta.json", *teacher])
     # from the config alone (the training commands fairseq would run)
     out["gad/tables/gad_table10_hyperparameters.csv"] = TableItem("gad", "gad_table10_hyperparameters", [])
     if section(config, "gad").get("batch_sizes"):
