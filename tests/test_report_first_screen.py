@@ -69,3 +69,17 @@ def test_markdown_has_the_same_order(tmp_path):
     text = build_report("demo", _run(tmp_path), str(REPO / "workflow/report"), out_dir=str(tmp_path))
     order = [text.index(s) for s in ("## Summary", f"FAILS: {FAILED}", "![", "| label |", "## Coverage of the papers")]
     assert order == sorted(order) and "Gutacht" in text and "@@" not in text
+
+
+def test_headline_takes_the_papers_other_setting_and_says_so():
+    """Our k = 10 row has no same-setting paper figure (paper_bleu empty): the card shows the paper's k = 25 figure
+    and names its setting; with a same-setting figure, that one wins."""
+    from fastdec.claims.checks_xia import HEADLINE
+    from fastdec.claims.summary import figure_row
+
+    bleu = next(f for f in HEADLINE if f.what == "GAD BLEU")
+    t1 = gad_table1(he=4.5).assign(paper_bleu=float("nan"), paper_k25_bleu=28.73)
+    row = figure_row(bleu, {"gad_table1": t1})
+    assert row["paper"] == 28.73 and "k = 25" in row["source"]
+    row = figure_row(bleu, {"gad_table1": t1.assign(paper_bleu=27.0)})
+    assert row["paper"] == 27.0 and "k = 25" not in row["source"]

@@ -101,8 +101,10 @@ def run_claims(claims: List[Claim], tables: Dict[str, pd.DataFrame]) -> pd.DataF
 @dataclass(frozen=True)
 class Figure:
     """A headline figure of a paper's card: ``ours`` in the last row of ``table`` whose ``row[0]`` column fully
-    matches ``row[1]`` and that has the value (and the paper's, when ``paper`` names a column); ``paper``: the
-    paper's column in that row, or its number (None: the paper gives none); ``cite``: where the paper states it."""
+    matches ``row[1]`` and that has the value (and the paper's, when ``paper`` names columns); ``paper``: the
+    paper's column in that row (or a tuple: the same setting's column first, then another setting's such as
+    ``paper_k25_bleu``, which the card names), or its number (None: the paper gives none); ``cite``: where the paper
+    states it."""
     what: str
     table: str
     row: Tuple[str, str]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import pandas as pd
 
@@ -27,21 +27,37 @@ def _value(df: pd.DataFrame, column: str, i) -> object:
     return df.at[i, column] if column in df.columns and pd.notna(df.at[i, column]) else None
 
 
+def _paper_columns(f: Figure) -> Tuple[str, ...]:
+    """The paper's columns of ``f``, same setting first (a figure of another setting sits in ``paper_k25_…``)."""
+    return (f.paper,) if isinstance(f.paper, str) else f.paper if isinstance(f.paper, tuple) else ()
+
+
+def _paper_value(df: pd.DataFrame, f: Figure, i) -> Tuple[object, str]:
+    for column in _paper_columns(f):
+        value = _value(df, column, i)
+        if value is not None:
+            return value, column
+    return None, ""
+
+
 def figure_row(f: Figure, tables: Dict[str, pd.DataFrame]) -> dict:
     """The headline row of ``f`` on a run's tables (ours and the row "–" when the table or row is absent)."""
-    out = {"figure": f.what, "row": "", "paper": f.paper if not isinstance(f.paper, str) else None, "ours": None,
-           "source": f.cite}
+    columns = _paper_columns(f)
+    out = {"figure": f.what, "row": "", "paper": None if columns else f.paper, "ours": None, "source": f.cite}
     df = tables.get(f.table)
     if df is None or f.row[0] not in df.columns:
         out["row"] = "(not in this run)"
         return out
     found = [i for i in df.index if re.fullmatch(f.row[1], str(df.at[i, f.row[0]])) and _value(df, f.ours, i) is not None]
-    with_paper = [i for i in found if not isinstance(f.paper, str) or _value(df, f.paper, i) is not None]
+    with_paper = [i for i in found if not columns or _paper_value(df, f, i)[0] is not None]
     if found:
         i = (with_paper or found)[-1]
         out.update(row=str(df.at[i, f.row[0]]), ours=_value(df, f.ours, i))
-        if isinstance(f.paper, str):
-            out["paper"] = _value(df, f.paper, i)
+        if columns:
+            out["paper"], column = _paper_value(df, f, i)
+            setting = re.match(r"paper_(k\d+)_", column or "")
+            if setting:  # the paper's figure is of another setting than our row's
+                out["source"] = f"{f.cite}, the paper's {setting.group(1).replace('k', 'k = ')}"
     return out
 
 
