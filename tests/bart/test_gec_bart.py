@@ -56,7 +56,7 @@ def test_m2score_decodes_gpt2_hypotheses(tmp_path):
     enc = load_encoder(str(files["encoder.json"]), str(files["vocab.bpe"]))
     (tmp_path / "hyp.txt").write_text(encode_line(enc, "I like the cat .") + "\n")
     (tmp_path / "gold.m2").write_text("S I likes the cat .\nA 1 2|||R:VERB:SVA|||like|||REQUIRED|||-NONE-|||0\n\n")
-    r = subprocess.run([sys.executable, str(REPO / "scripts/m2score.py"), str(tmp_path / "hyp.txt"),
+    r = subprocess.run([sys.executable, "-m", "fastdec", "m2score", str(tmp_path / "hyp.txt"),
                         str(tmp_path / "gold.m2"), "--gpt2-bpe", str(files["encoder.json"]), str(files["vocab.bpe"]),
                         "--json", str(tmp_path / "m2.json")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

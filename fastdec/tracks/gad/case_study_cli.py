@@ -1,5 +1,4 @@
-#!/usr/bin/env python
-"""GAD paper, Table 11: iteration-by-iteration case study of GAD and GAD++ on a few test sentences (CSV).
+"""``fastdec gad-case-study``: GAD paper, Table 11: iteration-by-iteration case study of GAD and GAD++ on a few test sentences (CSV).
 
 Picks --n examples among the first --pool sentences (preferring ones where GAD++ differs from greedy and that take
 2-6 iterations) unless --ids are given, and writes, per example: SOURCE, GREEDY, then for GAD and GAD++ the draft
@@ -7,11 +6,8 @@ Picks --n examples among the first --pool sentences (preferring ones where GAD++
 """
 import argparse
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--verifier", required=True)
     ap.add_argument("--drafter", required=True)
     ap.add_argument("--data-bin", required=True)
@@ -26,7 +22,9 @@ def main():
     ap.add_argument("--max-len-b", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     if a.n < 0 or a.pool < 1 or a.threads < 1:
         raise ValueError("--n must be >= 0, --pool and --threads >= 1")
     import pandas as pd
@@ -78,7 +76,3 @@ def main():
         df[col] = [("-" if v is None or v != v else str(int(v))) for v in df[col]]
     df.to_csv(a.output, index=False)
     print(df.to_string(index=False), flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)
