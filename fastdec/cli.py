@@ -32,7 +32,7 @@ COMMANDS = {
     "gec-data": ("fastdec.tracks.gec.data_cli", "the GEC track's data steps (select, bea19, wikilarge, nlpcc18, head)"),
     "prepare-uagec": ("fastdec.tracks.gec.uagec_cli", "UA-GEC to sentence-level GEC files"),
     "gec-synthetic": ("fastdec.tracks.gec.synthetic_cli", "synthetic GEC pretraining data: split, confusion, corrupt"),
-    "gad-init-drafter": ("fastdec.tracks.gad.init_drafter_cli", "a NAT drafter checkpoint initialised from the verifier"),
+    "gad-init-drafter": ("fastdec.tracks.gad.init_drafter_cli", "a NAT drafter initialised from the verifier"),
     "gad-memory": ("fastdec.tracks.gad.memory_cli", "GAD Table 8: peak memory per decoding method"),
     "gad-case-study": ("fastdec.tracks.gad.case_study_cli", "GAD Table 11: GAD and GAD++ iteration by iteration"),
     "bench": ("fastdec.bench.cli", "decode one input with several methods and write a results run"),

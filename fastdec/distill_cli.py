@@ -1,5 +1,5 @@
-"""``fastdec distill``: sequence-level knowledge distillation, sharded: split the BPE'd training source, translate one shard with the
-teacher (beam search, BPE kept), and gather the shards into the distilled training set."""
+"""``fastdec distill``: sequence-level knowledge distillation, sharded: split the BPE'd training source, translate
+one shard with the teacher (beam search, BPE kept), and gather the shards into the distilled training set."""
 import argparse
 import json
 import sys

@@ -1,4 +1,5 @@
-"""``fastdec fairseq-decode``: decode a binarised split with fairseq-generate; write BPE-free tokenised and detokenised hypotheses + timing."""
+"""``fastdec fairseq-decode``: decode a binarised split with fairseq-generate; write BPE-free tokenised and
+detokenised hypotheses + timing."""
 import argparse
 import json
 import sys

@@ -1,4 +1,5 @@
-"""``fastdec bart-init``: build a checkpoint of pretrained BART weights (all, or some decoder layers) for --finetune-from-model."""
+"""``fastdec bart-init``: build a checkpoint of pretrained BART weights (all, or some decoder layers) for
+--finetune-from-model."""
 import argparse
 import json
 

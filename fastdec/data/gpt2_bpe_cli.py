@@ -1,4 +1,5 @@
-"""``fastdec gpt2-bpe``: apply GPT-2 byte-level BPE (BART's vocabulary) to a text file: one line of BPE ids per input line."""
+"""``fastdec gpt2-bpe``: apply GPT-2 byte-level BPE (BART's vocabulary) to a text file: one line of BPE ids per input
+line."""
 import argparse
 
 

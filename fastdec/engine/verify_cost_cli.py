@@ -1,4 +1,5 @@
-"""``fastdec verify-cost``: cost of one verifier pass vs the number of tokens it checks (k = 1 .. 32), on a checkpoint or a random model.
+"""``fastdec verify-cost``: cost of one verifier pass vs the number of tokens it checks (k = 1 .. 32), on a checkpoint
+or a random model.
 
 Reads against the benchmark tables: a draft-and-verify method that accepts T tokens per iteration is about
 T / cost_vs_k1(k) times faster than greedy. On a GPU cost_vs_k1 stays near 1; on a CPU it grows with k, the

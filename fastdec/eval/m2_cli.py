@@ -1,7 +1,9 @@
-"""``fastdec m2score``: MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer semantics).
+"""``fastdec m2score``: MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer
+semantics).
 
-Usage: fastdec m2score HYP M2 [--remove-bpe | --gpt2-bpe ENCODER_JSON VOCAB_BPE] [--beta 0.5] [--max-unchanged-words 2] [--ignore-whitespace-casing]
-                  [--max-transitive-arcs N] [--json OUT] [--per-sentence]
+Usage: fastdec m2score HYP M2 [--remove-bpe | --gpt2-bpe ENCODER_JSON VOCAB_BPE] [--beta 0.5]
+                       [--max-unchanged-words 2] [--ignore-whitespace-casing] [--max-transitive-arcs N]
+                       [--json OUT] [--per-sentence]
 
 Prints the official scorer's three lines (Precision / Recall / F_beta, 4 decimals); --json also
 writes P, R, F, TP/FP/FN (and, with --per-sentence, each sentence's chosen annotator and edits).

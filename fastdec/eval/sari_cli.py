@@ -1,4 +1,5 @@
-"""``fastdec sari-score``: SARI and multi-reference BLEU of one system's output (simplification; Ge et al. Table 4, Wikilarge columns).
+"""``fastdec sari-score``: SARI and multi-reference BLEU of one system's output (simplification; Ge et al. Table 4,
+Wikilarge columns).
 
 Usage: fastdec sari-score HYP --source SRC --refs REFS [--remove-bpe] --json OUT
   HYP, SRC: one tokenised sentence per line; REFS: one line per sentence, its references separated by tabs.

@@ -4,7 +4,8 @@
 
 Writes ``docs/gpu/<date>-<experiment>-<device>/`` (the suite's CSV files and meta.json, ``TABLES.md`` with the
 papers' speedups beside ours, ``pass_cost.png`` and ``batch.png``) and appends a dated row to ``docs/GPU.md``
-(device, versions, command, headline figures). The report reads the newest such folder (:func:`fastdec.claims.gpu.latest_gpu_run`).
+(device, versions, command, headline figures). The report reads the newest such folder
+(:func:`fastdec.claims.gpu.latest_gpu_run`).
 
     fastdec gpu-record OUT [--docs docs] [--command "bash scripts/gpu_suite.sh gpu_pack OUT"]
 
@@ -22,7 +23,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 import pandas as pd
 

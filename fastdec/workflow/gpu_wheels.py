@@ -1,4 +1,5 @@
-"""``fastdec gpu-wheels``: prepare a wheelhouse for a GPU machine that has Python + CUDA torch but no package registry (`make gpu-wheels`).
+"""``fastdec gpu-wheels``: prepare a wheelhouse for a GPU machine that has Python + CUDA torch but no package registry
+(`make gpu-wheels`).
 
 Run on a connected machine; copy the folder over; ``scripts/gpu_run.sh --wheelhouse DIR`` installs from it offline.
 The GPU machine's own CUDA torch is kept: torch (and torchaudio, which fairseq lists but the workflow never imports)

@@ -1,4 +1,5 @@
-"""``fastdec gad-init-drafter``: build a NAT drafter checkpoint initialised from all weights of the AT verifier (for --finetune-from-model)."""
+"""``fastdec gad-init-drafter``: build a NAT drafter checkpoint initialised from all weights of the AT verifier (for
+--finetune-from-model)."""
 import argparse
 import json
 

@@ -1,8 +1,8 @@
-"""``fastdec gad-memory``: GAD paper, Table 8: peak memory per decoding method, each method decoded in a fresh child process by the common
-benchmark layer (fastdec.bench: the same method grammar and decoders as ``fastdec bench``).
+"""``fastdec gad-memory``: GAD paper, Table 8: peak memory per decoding method, each method decoded in a fresh child
+process by the common benchmark layer (fastdec.bench: the same method grammar and decoders as ``fastdec bench``).
 
-    fastdec gad-memory --checkpoint verifier.pt --data-bin DIR --input test.bpe.en --drafter-arg checkpoint=drafter.pt \\
-        --methods fairseq:beam=5,greedy,gad:k=10,gad:k=10:beta=5:tau=3 --limit 50 --output gad_table8_memory.csv
+    fastdec gad-memory --checkpoint verifier.pt --data-bin DIR --input test.bpe.en \\
+        --drafter-arg checkpoint=drafter.pt --methods fairseq:beam=5,greedy,gad:k=10,gad:k=10:beta=5:tau=3 --limit 50 --output gad_table8_memory.csv
 """
 import argparse
 import json

@@ -1,5 +1,6 @@
-"""``fastdec gec-synthetic``: synthetic GEC pretraining data (gec.pretrain): split the clean text into shards, build confusion sets, noise one
-shard. Steps in fastdec/tracks/gec/pretrain_data.py, the noise in fastdec/tracks/gec/synthetic.py."""
+"""``fastdec gec-synthetic``: synthetic GEC pretraining data (gec.pretrain): split the clean text into shards, build
+confusion sets, noise one shard. Steps in fastdec/tracks/gec/pretrain_data.py, the noise in
+fastdec/tracks/gec/synthetic.py."""
 import argparse
 import json
 
