@@ -23,9 +23,9 @@ def test_gec_bart_dry_run_offline(tmp_path):
     r = snakemake(tmp_path, "-n", "-p", "--configfile", str(REPO / "config/gec_bart.yaml"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     out = r.stdout
-    assert ("bart_init.py --archive results/bart_downloads/bart.large.tar.gz --member bart.large/model.pt "
+    assert ("fastdec bart-init --archive results/bart_downloads/bart.large.tar.gz --member bart.large/model.pt "
             "--decoder-layers 0,1 --output results/gec_bart12_2/gec/models/gec/bart_init.pt") in out
-    train = next(line for line in out.splitlines() if "train.py --spec" in line)
+    train = next(line for line in out.splitlines() if "fastdec train --spec" in line)
     assert '"arch": "bart_large"' in train and '"decoder-layers": 2' in train
     assert '"finetune-from-model": "results/gec_bart12_2/gec/models/gec/bart_init.pt"' in train
     assert "--srcdict results/bart_downloads/dict.txt" in out
