@@ -48,7 +48,7 @@ test-fast: setup
 	$(PYTEST) tests -m "not slow" --hypothesis-profile=fast
 
 gpu-wheels: setup
-	$(BIN)/python scripts/gpu_wheels.py --out $(WHEELHOUSE) --python-version $(GPU_PY) $(if $(GPU_HAVE),--have $(GPU_HAVE))
+	$(BIN)/fastdec gpu-wheels --out $(WHEELHOUSE) --python-version $(GPU_PY) $(if $(GPU_HAVE),--have $(GPU_HAVE))
 
 # Installs Debian's slurmctld/slurmd/slurm-client/munge first where they are missing (root and apt-get needed).
 cluster-test: setup

@@ -108,7 +108,7 @@ for dt in float32 ${DTYPE/float32/}; do
   run "${SELFCHECK[@]}" --dtype "$dt" || echo "gpu_run.sh: warning: in $dt some outputs of the random models differ from greedy (above); the run goes on and reports identical-to-greedy per table" >&2
 done
 # 4. the run: snakemake on the GPU config; one GPU is the resource every GPU job claims
-TARGETS=$("$VPY" scripts/gpu_record.py targets "${RECARGS[@]}" --part "$PART") || die "config ${CONFIGS[*]} is invalid (above)"
+TARGETS=$("$VPY" -m fastdec gpu-record --targets "${RECARGS[@]}" --part "$PART") || die "config ${CONFIGS[*]} is invalid (above)"
 SMK=("$VENV/bin/snakemake"); [[ -x "${SMK[0]}" ]] || SMK=("$VPY" -m snakemake)
 CFG=(); [[ -n "$DTYPE" ]] && CFG=(--config "dtype=$DTYPE")
 DRYFLAG=(); [[ $DRY -eq 1 ]] && DRYFLAG=(-n)
@@ -119,6 +119,6 @@ echo "+ ${SMK[*]} --configfile ${CONFIGS[*]} --cores $CORES --resources gpu=1 ${
 "${SMK[@]}" --configfile "${CONFIGS[@]}" --cores "$CORES" --resources gpu=1 --rerun-incomplete "${CFG[@]}" \
   "${DRYFLAG[@]}" $TARGETS "${EXTRA[@]}"
 # 5. the record: a dated row in docs/GPU.md, the tables in docs/gpu/
-REC=("$VPY" scripts/gpu_record.py record "${RECARGS[@]}" ${DTYPE:+--dtype "$DTYPE"} --command "$CMD")
+REC=("$VPY" -m fastdec gpu-record "${RECARGS[@]}" ${DTYPE:+--dtype "$DTYPE"} --command "$CMD")
 [[ $DRY -eq 1 ]] && REC+=(--dry-run --device-name "dry run")
 "${REC[@]}"

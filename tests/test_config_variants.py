@@ -24,7 +24,7 @@ def dry_run(tmp_path, *variants: str, targets=()) -> str:
 
 def train_spec(out: str, model: str) -> str:
     """The --spec of the training command that writes ``model`` (e.g. models/verifier)."""
-    cmds = [c for c in out.splitlines() if "train.py --spec" in c and f"{model}/checkpoints" in c]
+    cmds = [c for c in out.splitlines() if "fastdec train --spec" in c and f"{model}/checkpoints" in c]
     assert len(cmds) == 1, model
     return re.search(r"--spec '([^']*)'", cmds[0]).group(1)
 

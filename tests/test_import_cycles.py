@@ -1,5 +1,6 @@
-"""The package's import graph has no cycle, and the layers above the engine import only downwards: report renders
-(imports no track, claim or workflow), a track imports no claim or workflow module, the claims no workflow module."""
+"""The package's import graph has no cycle, and the layers above the engine import only downwards: the benchmark
+layer decodes (imports no report, track, claim or workflow module), report renders (imports no track, claim or
+workflow), a track imports no claim or workflow module, the claims no workflow module."""
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from helpers.import_graph import find_cycle, import_graph
 
 REPO = Path(__file__).resolve().parents[1]
 # lowest first: a module may import its own layer and those below it
-LAYERS = ["fastdec.report", "fastdec.tracks", "fastdec.claims", "fastdec.workflow"]
+LAYERS = ["fastdec.bench", "fastdec.report", "fastdec.tracks", "fastdec.claims", "fastdec.workflow"]
 
 
 @pytest.fixture(scope="module")

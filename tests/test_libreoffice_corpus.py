@@ -224,7 +224,7 @@ def test_build_corpus_end_to_end_on_tiny_pages():
 
 
 def test_cli_help():
-    out = subprocess.run([sys.executable, str(REPO / "scripts" / "build_libreoffice_corpus.py"), "--help"],
+    out = subprocess.run([sys.executable, "-m", "fastdec", "build-libreoffice-corpus", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "--debs" in out and "--out" in out
 

@@ -332,7 +332,7 @@ def test_cli(tmp_path):
     hyp = tmp_path / "hyp.txt"
     hyp.write_text("She sees a dogs .\n", encoding="utf-8")
     out = tmp_path / "score.json"
-    cmd = [sys.executable, str(REPO / "scripts" / "m2score.py"), str(hyp), str(gold), "--json", str(out),
+    cmd = [sys.executable, "-m", "fastdec", "m2score", str(hyp), str(gold), "--json", str(out),
            "--per-sentence"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

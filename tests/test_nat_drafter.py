@@ -405,7 +405,7 @@ def test_fairseq_train_cheap_drafter_keeps_the_verifier_encoder(tiny_databin, tm
                          timeout=600)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     init = tmp_path / "init.pt"
-    res = subprocess.run([sys.executable, str(REPO / "scripts" / "gad_init_drafter.py"), "--verifier",
+    res = subprocess.run([sys.executable, "-m", "fastdec", "gad-init-drafter", "--verifier",
                           str(at_dir / "checkpoint_last.pt"), "--dict", str(tiny_databin / "dict.tgt.txt"),
                           "--output", str(init)],
                          capture_output=True, text=True, env=env, timeout=600)

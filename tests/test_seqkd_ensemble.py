@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _translate(tmp_path, databin, checkpoint, out):
     root = databin.parent
-    r = subprocess.run([sys.executable, str(REPO / "scripts/distill.py"), "translate", "--src", str(root / "test.src"),
+    r = subprocess.run([sys.executable, "-m", "fastdec", "distill", "translate", "--src", str(root / "test.src"),
                         "--tgt", str(root / "test.tgt"), "--src-lang", "src", "--tgt-lang", "tgt",
                         "--dict", str(databin / "dict.src.txt"), "--checkpoint", checkpoint, "--output", str(out),
                         "--beam", "2", "--max-len-a", "0", "--max-len-b", "8"], capture_output=True, text=True,

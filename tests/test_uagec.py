@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 def prepared(tmp_path_factory):
     out = tmp_path_factory.mktemp("uagec")
     r = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "prepare_uagec.py"), "--out", str(out), "--valid-size", "1000"],
+        [sys.executable, "-m", "fastdec", "prepare-uagec", "--out", str(out), "--valid-size", "1000"],
         capture_output=True, text=True,
     )
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""``fastdec gpu-suite PACK OUT``: every GPU figure from a pack (:mod:`fastdec.bench.gpu_pack`) inside a time limit.
+"""``fastdec gpu-suite PACK OUT``: every GPU figure from a pack (:mod:`fastdec.workflow.gpu_pack`) inside a time limit.
 
 Made for a GPU machine lent for a few minutes with nothing installed but Python and CUDA torch
 (``scripts/gpu_suite.sh PACK OUT`` puts the pack's packages on the path and calls this). Sections, most valuable

@@ -64,17 +64,72 @@ def trace_rows(sentence: int, source: str, output: str, iterations, symbol) -> l
     return rows
 
 
+def drafting_method(spec: str, drafter_args: Optional[dict] = None):
+    """The one drafting method of the engine that ``spec`` names (ValueError otherwise)."""
+    from .methods import parse_methods
+
+    (m,) = parse_methods(spec, drafter_args=drafter_args or {})
+    if not m.drafter or m.kind != "engine":
+        raise ValueError(f"method {spec!r}: a trace needs a drafting method of the engine (iad, gad, blockwise)")
+    return m
+
+
+class MethodTracer:
+    """One loaded verifier and the engine's drafting methods of the grammar on it: decode or trace one sentence with
+    any of them exactly as the benchmark decodes it (also GAD's case study, fastdec/tracks/gad/case_study_cli.py)."""
+
+    def __init__(self, checkpoint: str, data_bin: str, *, max_len_a: float, max_len_b: int,
+                 user_dir: Optional[str] = None):
+        from fastdec.engine.load import load_model
+        from fastdec.engine.verifier import Verifier
+
+        from .runner import Context, _Systems
+
+        self.loaded = loaded = load_model(checkpoint, data_bin, user_dir=user_dir)
+        self.ctx = Context(loaded, Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype), max_len_a,
+                           max_len_b)
+        self._systems = _Systems(self.ctx)
+
+    def _parts(self, m, policy) -> dict:
+        from .runner import acceptance_rule, draft_policy
+
+        return dict(verifier=self.ctx.verifier_of(m.backend), drafter=self._systems.drafter(m),
+                    rule=acceptance_rule(m, self.loaded.tgt_dict.symbols), max_len_a=self.ctx.max_len_a,
+                    max_len_b=self.ctx.max_len_b, max_draft_len=m.max_draft_len,
+                    policy=draft_policy(m) if policy is None else policy)
+
+    def drafter(self, m):
+        return self._systems.drafter(m)
+
+    def decode(self, m, src, policy=None):
+        """The method's output of one encoded source (a DecodeResult); ``policy``: a running one to go on with."""
+        from fastdec.engine.loop import draft_verify_accept
+
+        kw = self._parts(m, policy)
+        return draft_verify_accept(kw.pop("verifier"), src, kw.pop("drafter"), kw.pop("rule"), **kw)
+
+    def trace(self, m, src, policy=None):
+        """The method's decoding of one encoded source, iteration by iteration (fastdec.engine.tracing.Trace)."""
+        from fastdec.engine.tracing import trace
+
+        kw = self._parts(m, policy)
+        return trace(kw.pop("verifier"), src, kw.pop("drafter"), kw.pop("rule"), **kw)
+
+    def greedy(self, src):
+        from fastdec.engine.loop import greedy_decode
+
+        return greedy_decode(self.ctx.verifier, src, max_len_a=self.ctx.max_len_a, max_len_b=self.ctx.max_len_b)
+
+
 def trace_table(checkpoint: str, data_bin: str, input: str, method: str, *, sentence: Optional[int] = None,
                 run: Optional[str] = None, min_tokens: int = 10, max_len_a: float = 0.0, max_len_b: int = 200,
                 drafter_args: Optional[dict] = None, user_dir: Optional[str] = None):
     """The trace of one sentence as a DataFrame (module docstring): ``sentence``, or the typical one of ``run``."""
-    from .methods import parse_methods
-
-    (m,) = parse_methods(method, drafter_args=drafter_args or {})
-    if not m.drafter or m.kind != "engine":
-        raise ValueError(f"method {method!r}: a trace needs a drafting method of the engine (iad, gad, blockwise)")
     from fastdec.text import read_lines
 
+    from .runner import draft_policy
+
+    m = drafting_method(method, drafter_args)
     lines = read_lines(input)
     expected = None
     if run:
@@ -90,25 +145,15 @@ def trace_table(checkpoint: str, data_bin: str, input: str, method: str, *, sent
 
     import pandas as pd
 
-    from fastdec.engine.load import load_model
-    from fastdec.engine.loop import draft_verify_accept
-    from fastdec.engine.tracing import trace
-    from fastdec.engine.verifier import Verifier
     from fastdec.text import remove_bpe
 
-    from .runner import Context, _Systems, acceptance_rule, draft_policy
-
-    loaded = load_model(checkpoint, data_bin, user_dir=user_dir)
-    ctx = Context(loaded, Verifier(loaded.model, device=loaded.device, dtype=loaded.dtype), max_len_a, max_len_b)
-    verifier = ctx.verifier_of(m.backend)
-    drafter = _Systems(ctx).drafter(m)
-    rule, policy = acceptance_rule(m, loaded.tgt_dict.symbols), draft_policy(m)
+    tracer = MethodTracer(checkpoint, data_bin, max_len_a=max_len_a, max_len_b=max_len_b, user_dir=user_dir)
+    loaded = tracer.loaded
+    policy = draft_policy(m)
     if policy is not None:  # acceptance counts of a running decode: up to 20 other sentences first
         for i in [i for i in range(len(lines)) if i != sentence][:20]:
-            draft_verify_accept(verifier, loaded.encode(lines[i]), drafter, rule, max_len_a=max_len_a,
-                                max_len_b=max_len_b, max_draft_len=m.max_draft_len, policy=policy)
-    tr = trace(verifier, loaded.encode(lines[sentence]), drafter, rule, max_len_a=max_len_a,
-               max_len_b=max_len_b, max_draft_len=m.max_draft_len, policy=policy)
+            tracer.decode(m, loaded.encode(lines[i]), policy)
+    tr = tracer.trace(m, loaded.encode(lines[sentence]), policy)
     if expected is not None and tr.tokens != expected:
         raise ValueError(f"the trace of sentence {sentence} differs from {m.label}'s output in {run}")
     d = loaded.tgt_dict

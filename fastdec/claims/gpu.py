@@ -6,12 +6,16 @@ on a GPU from the same trained models (``fastdec gpu-pack`` / ``scripts/gpu_suit
 """
 from __future__ import annotations
 
+import glob
+import json
+import os
+import re
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import pandas as pd
 
-__all__ = ["GPU_SECTIONS", "gpu_rows"]
+__all__ = ["GPU_SECTIONS", "gpu_rows", "latest_gpu_run", "paper_speedup"]
 
 REPO = Path(__file__).resolve().parents[2]
 # table or figure stem -> the GPU suite's sections with the same rows
@@ -26,8 +30,6 @@ def gpu_rows(stem: str, experiment: Optional[str] = None, docs: Optional[str] = 
              ) -> Optional[Tuple[str, pd.DataFrame]]:
     """``(caption, rows)`` of the newest GPU run recorded for ``experiment``'s models (any, when None) for a report
     item, or None (no run, or no such rows)."""
-    from fastdec.bench.gpu_record import latest_gpu_run, paper_speedup
-
     sections = GPU_SECTIONS.get(stem)
     run = latest_gpu_run(docs or str(REPO / "docs"), experiment) if sections else None
     if run is None:
@@ -50,3 +52,36 @@ def gpu_rows(stem: str, experiment: Optional[str] = None, docs: Optional[str] = 
                f"the same trained models, batch-1 rows CUDA-synchronised; recorded in "
                f"{Path(run['path']).relative_to(REPO) if Path(run['path']).is_relative_to(REPO) else run['path']}.")
     return caption, rows.reset_index(drop=True)
+
+
+def paper_speedup(section: str, label: str) -> Optional[str]:
+    """The paper's speedup for the same row (what it is measured against in brackets), or None."""
+    from fastdec.tracks.blockwise.paper import TABLE4
+    from fastdec.tracks.gad.paper import GAD_TABLE1
+    from fastdec.tracks.gec.paper import IAD_TABLE1
+
+    base = section.split("-")[0]
+    if base == "gec":
+        key = {"fairseq-beam5": "fairseq-beam", "fairseq-greedy": "fairseq-greedy", "iad": "iad"}.get(label)
+        return f"{IAD_TABLE1[key]['speedup']}x beam (Ge T1)" if key else None
+    if base == "gad":
+        generic = re.sub(r"^gad-k\d+", "gad-k", label)
+        key = {"fairseq-beam5": "verifier_b5", "fairseq-greedy": "verifier_b1", "gad-k": "gad",
+               "gad-k-top3-tau1": "gad_pp_hq", "gad-k-top5-tau3": "gad_pp_he"}.get(generic)
+        return f"{GAD_TABLE1[key]['speed']}x beam (Xia T1{', k=25' if generic.startswith('gad') else ''})" if key else None
+    if base == "blockwise":
+        m = re.fullmatch(r"blockwise-k(\d+)(-float)?", label)
+        if m and int(m.group(1)) in TABLE4:
+            return f"{TABLE4[int(m.group(1))][1]}x greedy (Stern T4)"
+    return None
+
+
+def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None) -> Optional[Dict[str, object]]:
+    """The newest recorded GPU run (of ``experiment``'s models, when given): ``{"path", "meta", "summary"}``
+    (summary a DataFrame), or None."""
+    for summary in sorted(glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")), reverse=True):
+        folder = os.path.dirname(summary)
+        meta = json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8"))
+        if experiment is None or meta.get("pack") == experiment:
+            return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}
+    return None

@@ -5,7 +5,7 @@ source at once, GAD k+1 tokens, Blockwise k. Its wall-clock speedup over greedy 
 ``tokens per iteration / (cost of a pass of that length / cost of a one-token pass)``. On a GPU a pass of
 k tokens costs about as much as a one-token pass (the papers' setting); on a CPU the cost grows with k
 once the weights stay in cache, i.e. for small models. :func:`verify_cost` measures that curve on a real
-verifier, so the benchmark tables can be read against it (``scripts/verify_cost.py``), or on a randomly
+verifier, so the benchmark tables can be read against it (``fastdec verify-cost``), or on a randomly
 initialised fairseq Transformer of a given size (:func:`build_random_transformer`, also the tests' tiny models).
 """
 from __future__ import annotations

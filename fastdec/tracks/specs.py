@@ -34,11 +34,11 @@ DEFAULTS = {"threads": 2, "mem_mb": 4000, "runtime": 60, "gpus": 0}
 class Model:
     """One model of the ONE training rule (workflow/rules/train.smk)."""
 
-    spec: str                    # JSON for scripts/train.py
+    spec: str                    # JSON for `fastdec train`
     data: str                    # data-bin folder
     inputs: Dict[str, str]       # "data" (the dictionary) plus checkpoints it starts from
     resources: dict              # the config section with threads, mem_mb, runtime, gpus
-    flags: str = ""              # --task / --criterion / --user-dir of scripts/train.py
+    flags: str = ""              # --task / --criterion / --user-dir of `fastdec train`
     priority: int = 0            # the teacher and the GEC model head long chains
 
 

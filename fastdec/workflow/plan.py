@@ -47,6 +47,28 @@ def check_config(config: dict, repo: str) -> None:
             t.plan.check(config)
 
 
+def load_config(paths, dtype=None) -> dict:
+    """The config as the workflow sees it: the files merged as Snakemake merges several ``--configfile``s, validated,
+    defaults filled (errors name the key); ``dtype`` replaces the config's (``--config dtype=...``)."""
+    import yaml
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import update_config, validate
+
+    config = {}
+    for path in [paths] if isinstance(paths, str) else paths:
+        with open(path, encoding="utf-8") as f:
+            update_config(config, yaml.safe_load(f) or {})
+    if dtype:
+        config["dtype"] = dtype
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        validate(config, os.path.join(repo, "workflow", "schemas", "config.schema.yaml"))
+        check_config(config, repo)  # the switched-on tracks' sections too (fastdec/tracks/<track>/schema.yaml)
+    except WorkflowError as e:  # a schema error: a known input error of the commands that read a config
+        raise ValueError(str(e)) from None
+    return config
+
+
 def _shared_sections(repo: str) -> List[str]:
     """The top-level keys of workflow/schemas/config.schema.yaml (the tracks' sections come from the registry)."""
     import yaml
@@ -90,13 +112,11 @@ class Plan:
         data = config.get("data", {})
         self.src, self.tgt = data.get("src_lang", "src"), data.get("tgt_lang", "tgt")
         self.repo = repo
-        self.scripts = os.path.join(repo, "scripts")
         self.plugin = os.path.join(repo, "fastdec_fairseq")
-        # fairseq checkpoints are pickled Namespaces: torch>=2.6 defaults to weights_only loading.
+        # every job step is `$PY -m fastdec ...` (fastdec/cli.py sets what torch needs to load fairseq checkpoints).
         # A conda env (python == "python") has the pinned dependencies but not the package: `-m fastdec` finds it here.
         path = f" PYTHONPATH='{repo}'${{PYTHONPATH:+:$PYTHONPATH}}" if python == "python" else ""
-        self.shell_prefix = (f"set -euo pipefail; export PY='{python}' SCRIPTS='{self.scripts}' "
-                             f"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1{path}; ")
+        self.shell_prefix = f"set -euo pipefail; export PY='{python}'{path}; "
         self.at_systems = at_systems(config["decode"]["beam"])  # the rows of tables/table1_at.csv
         # Training data of each AT model: the teacher and the no-KD baseline see the original data, the verifier
         # Seq-KD.

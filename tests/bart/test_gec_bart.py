@@ -23,9 +23,9 @@ def test_gec_bart_dry_run_offline(tmp_path):
     r = snakemake(tmp_path, "-n", "-p", "--configfile", str(REPO / "config/gec_bart.yaml"), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     out = r.stdout
-    assert ("bart_init.py --archive results/bart_downloads/bart.large.tar.gz --member bart.large/model.pt "
+    assert ("fastdec bart-init --archive results/bart_downloads/bart.large.tar.gz --member bart.large/model.pt "
             "--decoder-layers 0,1 --output results/gec_bart12_2/gec/models/gec/bart_init.pt") in out
-    train = next(line for line in out.splitlines() if "train.py --spec" in line)
+    train = next(line for line in out.splitlines() if "fastdec train --spec" in line)
     assert '"arch": "bart_large"' in train and '"decoder-layers": 2' in train
     assert '"finetune-from-model": "results/gec_bart12_2/gec/models/gec/bart_init.pt"' in train
     assert "--srcdict results/bart_downloads/dict.txt" in out
@@ -56,7 +56,7 @@ def test_m2score_decodes_gpt2_hypotheses(tmp_path):
     enc = load_encoder(str(files["encoder.json"]), str(files["vocab.bpe"]))
     (tmp_path / "hyp.txt").write_text(encode_line(enc, "I like the cat .") + "\n")
     (tmp_path / "gold.m2").write_text("S I likes the cat .\nA 1 2|||R:VERB:SVA|||like|||REQUIRED|||-NONE-|||0\n\n")
-    r = subprocess.run([sys.executable, str(REPO / "scripts/m2score.py"), str(tmp_path / "hyp.txt"),
+    r = subprocess.run([sys.executable, "-m", "fastdec", "m2score", str(tmp_path / "hyp.txt"),
                         str(tmp_path / "gold.m2"), "--gpt2-bpe", str(files["encoder.json"]), str(files["vocab.bpe"]),
                         "--json", str(tmp_path / "m2.json")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

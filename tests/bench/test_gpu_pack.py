@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fastdec.bench.gpu_pack import SITE_DISTRIBUTIONS, make_pack
+from fastdec.workflow.gpu_pack import SITE_DISTRIBUTIONS, make_pack
 from fastdec.bench.pack_files import compress_file, decompress_file, unpack
 from fastdec.cli import main
 
@@ -172,7 +172,7 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
 def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
     """Under Ge Table 1 the Markdown and HTML reports show the GPU run recorded in docs/gpu/ for the demo's models,
     and nothing for another experiment's."""
-    from fastdec.bench.gpu_record import latest_gpu_run
+    from fastdec.claims.gpu import latest_gpu_run
     from fastdec.claims.report import build_html, build_report
 
     run = latest_gpu_run(str(REPO / "docs"), "demo")
@@ -193,7 +193,7 @@ def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint
 
     import torch
 
-    from fastdec.bench.gpu_pack import strip_checkpoint
+    from fastdec.workflow.gpu_pack import strip_checkpoint
 
     pack = tmp_path / "pack"
     (pack / "models").mkdir(parents=True)

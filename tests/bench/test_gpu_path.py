@@ -69,7 +69,7 @@ def test_training_precision_flags():
 
 
 def test_wheelhouse_listing_is_the_tested_environment_without_torch():
-    r = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--out", "wh"], cwd=REPO,
+    r = subprocess.run([sys.executable, "-m", "fastdec", "gpu-wheels", "--dry-run", "--out", "wh"], cwd=REPO,
                        capture_output=True, text=True, env=ENV, timeout=120)
     assert r.returncode == 0, r.stderr
     pins = {line.split("==")[0]: line.split("==")[1] for line in r.stdout.splitlines() if "==" in line
@@ -86,13 +86,13 @@ def test_wheelhouse_listing_is_the_tested_environment_without_torch():
     fairseq = [line for line in r.stdout.splitlines() if "fairseq-fixed==" in line and "pip" in line]
     assert fairseq and "--no-binary :all: --no-build-isolation" in fairseq[0] and "--only-binary" not in fairseq[0]
     assert "--python-version 3.12" in r.stdout and "--abi cp312" in r.stdout
-    bad = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--python-version", "twelve"],
+    bad = subprocess.run([sys.executable, "-m", "fastdec", "gpu-wheels", "--dry-run", "--python-version", "twelve"],
                          cwd=REPO, capture_output=True, text=True, env=ENV)
     assert bad.returncode != 0 and "--python-version" in bad.stderr
 
 
 def _listing(*args):
-    r = subprocess.run([sys.executable, "scripts/gpu_wheels.py", "--dry-run", "--out", "wh", *args], cwd=REPO,
+    r = subprocess.run([sys.executable, "-m", "fastdec", "gpu-wheels", "--dry-run", "--out", "wh", *args], cwd=REPO,
                        capture_output=True, text=True, env=ENV, timeout=120)
     return r, {line.split("==")[0] for line in r.stdout.splitlines() if "==" in line and " " not in line}
 
@@ -117,11 +117,8 @@ def test_wheelhouse_leaves_out_what_the_gpu_machine_has(tmp_path):
 
 
 def test_only_pure_python_wheels_replace_a_source_archive():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from gpu_wheels import is_pure
-    finally:
-        sys.path.pop(0)
+    from fastdec.workflow.gpu_wheels import is_pure
+
     assert is_pure("antlr4_python3_runtime-4.9.3-py3-none-any.whl")
     assert is_pure("humanfriendly-10.0-py2.py3-none-any.whl")
     assert not is_pure("bitarray-3.12.3-cp311-cp311-manylinux_2_17_x86_64.whl")
@@ -184,7 +181,7 @@ def test_record_appends_a_dated_row_and_copies_the_tables(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "GPU.md").write_text("| date | device | command | result |\n| --- | --- | --- | --- |\n")
-    r = subprocess.run([sys.executable, str(REPO / "scripts/gpu_record.py"), "record", "--config",
+    r = subprocess.run([sys.executable, "-m", "fastdec", "gpu-record", "--config",
                         str(REPO / "config/demo_gpu.yaml"), "--device-name", "NVIDIA H100 (torch 2.x, CUDA 12)",
                         "--docs", str(docs), "--command", "scripts/gpu_run.sh"], cwd=tmp_path, capture_output=True,
                        text=True, env=ENV, timeout=120)
@@ -220,11 +217,8 @@ def test_gpu_run_overlay_and_install_only_dry_runs(tmp_path):
 
 
 def test_record_merges_overlays_and_the_dtype():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from gpu_record import load_config, targets
-    finally:
-        sys.path.pop(0)
+    from fastdec.workflow.gpu_run import load_config, targets
+
     config = load_config([str(REPO / "config/demo_gpu.yaml"), str(REPO / "config/variants/gpu_lease.yaml")],
                          dtype="bfloat16")
     assert config["experiment"] == "demo_gpu_lease" and config["dtype"] == "bfloat16"

@@ -13,9 +13,8 @@ torch = pytest.importorskip("torch")
 pd = pytest.importorskip("pandas")
 
 REPO = Path(__file__).resolve().parents[2]
-for p in (REPO, REPO / "scripts"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 from fastdec.bench.methods import parse_methods  # noqa: E402

@@ -1,11 +1,11 @@
-"""A real single-node SLURM (fastdec/cluster/local_slurm.py) for the whole session, stopped at its end, and the MT
+"""A real single-node SLURM (tests/helpers/local_slurm.py) for the whole session, stopped at its end, and the MT
 data chain of the fault tests' small config, prepared once without SLURM (``fault_data``).
 
 Where the SLURM and munge programs are missing, the fixture installs Debian's packages once (root and apt-get
 needed); it skips, saying why, only where they cannot be installed."""
 import pytest
 
-from fastdec.cluster.local_slurm import LocalSlurm, install_packages
+from helpers.local_slurm import LocalSlurm, install_packages
 
 
 @pytest.fixture(scope="session")

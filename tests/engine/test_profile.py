@@ -1,15 +1,12 @@
-"""verify_cost: the pass-length cost curve that explains CPU speedups (scripts/verify_cost.py)."""
+"""verify_cost: the pass-length cost curve that explains CPU speedups (`fastdec verify-cost`)."""
 import csv
-import sys
 
 import pytest
 import torch
 
-from conftest import REPO, random_model
+from conftest import random_model
 from fastdec.engine.profile import verify_cost
 
-if str(REPO / "scripts") not in sys.path:
-    sys.path.insert(0, str(REPO / "scripts"))
 
 
 def test_verify_cost_rows_and_cache_state():
@@ -27,15 +24,16 @@ def test_verify_cost_rows_and_cache_state():
         verify_cost(ver, src, [ver.max_positions])
 
 
-def test_verify_cost_cli_random_model(tmp_path):
-    import verify_cost as cli
+def test_verify_cost_cli_random_model(tmp_path, capsys):
+    from fastdec.cli import main
 
     out = tmp_path / "c.csv"
-    assert cli.main(["--random", "demo", "--vocab", "64", "--ks", "1,3", "--repeats", "2", "--csv", str(out)]) == 0
+    assert main(["verify-cost", "--random", "demo", "--vocab", "64", "--ks", "1,3", "--repeats", "2",
+                 "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     assert [r["k"] for r in rows] == ["1", "3"] and rows[0]["vocab"] == "64"
-    assert cli.main(["--random", "demo", "--vocab", "64", "--ks", "1,2", "--repeats", "2", "--backend", "fast",
-                     "--csv", str(out)]) == 0
+    assert main(["verify-cost", "--random", "demo", "--vocab", "64", "--ks", "1,2", "--repeats", "2",
+                 "--backend", "fast", "--csv", str(out)]) == 0
     assert [r["backend"] for r in csv.DictReader(out.open())] == ["fast", "fast"]
-    with pytest.raises(ValueError, match="data-bin"):
-        cli.main(["--checkpoint", "x.pt", "--csv", str(out)])
+    assert main(["verify-cost", "--checkpoint", "x.pt", "--csv", str(out)]) == 2
+    assert capsys.readouterr().err.strip().endswith("--checkpoint needs --data-bin (the folder with its dictionaries)")

@@ -12,8 +12,6 @@ import torch
 
 from gad_helpers import BIN, PLUGIN, REPO, _train, gad_checkpoints  # noqa: F401  (fixture)
 
-SCRIPTS = REPO / "scripts"
-
 
 def _write_src(tiny_databin, tmp_path, n=12):
     """BPE'd source lines = the test split's source side, decoded from the data-bin."""
@@ -215,7 +213,7 @@ def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, ca
     ver_ckpt, nat_ckpt = gad_checkpoints
     src, ref = _write_src(tiny_databin, tmp_path)
     out = tmp_path / "t8.csv"
-    r = _run([SCRIPTS / "gad_memory.py", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
+    r = _run(["-m", "fastdec", "gad-memory", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
               "--methods", f"greedy,gad:k=4:checkpoint={nat_ckpt}", "--limit", "3", "--output", out,
               "--raw", tmp_path / "t8.json"])
     assert r.returncode == 0, r.stderr[-3000:]
@@ -223,7 +221,7 @@ def test_gad_memory_and_bench_errors(gad_checkpoints, tiny_databin, tmp_path, ca
     assert list(t8.index) == ["greedy", "gad-k4"] and list(t8["paper_mib"]) == [1211, 1621]
     assert t8.loc["gad-k4", "weights_mb"] > t8.loc["greedy", "weights_mb"] > 0 and (t8["n_sentences"] == 3).all()
     assert json.loads((tmp_path / "t8.json").read_text())[1]["method"].startswith("gad:k=4:checkpoint=")
-    r = _run([SCRIPTS / "gad_memory.py", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
+    r = _run(["-m", "fastdec", "gad-memory", "--checkpoint", ver_ckpt, "--data-bin", tiny_databin, "--input", src,
               "--methods", "greedy,gad:k=0", "--output", out])
     assert r.returncode == 2 and "k must be" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
 

@@ -121,7 +121,7 @@ def test_bea19_cli_reads_archives_and_fails_clearly(tmp_path):
         t.add(m2, arcname="corpus/m2/x.m2")
     spec = {"train": [{"archive": "a", "member": "corpus/m2/x.m2"}, {"local": "lang8"}],
             "valid": {"archive": "a", "member": "corpus/m2/x.m2"}, "test": {"archive": "a", "member": "corpus/m2/x.m2"}}
-    cmd = [sys.executable, str(REPO / "scripts/gec_data.py"), "bea19", "--sources", json.dumps(spec),
+    cmd = [sys.executable, "-m", "fastdec", "gec-data", "bea19", "--sources", json.dumps(spec),
            "--archive", f"a={arch}", "--out", str(tmp_path / "full")]
     r = subprocess.run(cmd + ["--local", f"lang8={tmp_path / 'missing.m2'}"], capture_output=True, text=True)
     assert r.returncode == 2 and "gec.data.bea19.local.lang8" in r.stderr

@@ -132,7 +132,7 @@ def test_tiny_end_to_end_fine_tunes_from_the_pretrained_weights(tmp_path, news_c
     pre_dict = (tmp_path / "results/synth_e2e/gec/pretrain/data-bin/dict.src.txt").read_text()
     assert pre_dict == (tmp_path / "results/synth_e2e/gec/data-bin/dict.src.txt").read_text()
     log = (tmp_path / "results/synth_e2e/logs/gec/train_gec.log").read_text()
-    # scripts/train.py hands fairseq a copy of the init checkpoint (checkpoints/init_weights.pt)
+    # `fastdec train` hands fairseq a copy of the init checkpoint (checkpoints/init_weights.pt)
     assert re.search(r"loading pretrained model from \S*gec/checkpoints/init_weights\.pt", log)
     pre = torch.load(tmp_path / f"{M}/gec_pretrain/model.pt", map_location="cpu", weights_only=False)["model"]
     fin = torch.load(tmp_path / f"{M}/gec/model.pt", map_location="cpu", weights_only=False)["model"]

@@ -42,6 +42,6 @@ def run(workdir, *args, timeout=300):
 
 def train_spec(out: str, model_dir: str) -> dict:
     """The training spec of the job that writes ``model_dir``/model.pt, out of a dry run's printed commands."""
-    cmds = [c for c in out.splitlines() if "train.py --spec" in c and f"--save-dir {model_dir}/checkpoints " in c]
+    cmds = [c for c in out.splitlines() if "fastdec train --spec" in c and f"--save-dir {model_dir}/checkpoints " in c]
     assert len(cmds) == 1, model_dir
     return json.loads(re.search(r"--spec '([^']*)'", cmds[0]).group(1))

@@ -1,7 +1,7 @@
 """Tiny fairseq models for the tests: a toy copy-task Transformer trained in-process and random Blockwise models.
 
 Random plain Transformers come from :func:`fastdec.engine.profile.build_random_transformer` (also used by
-``scripts/verify_cost.py``).
+``fastdec verify-cost``).
 """
 import argparse
 from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""The student's whole recipe with the project's training entry (scripts/train.py) on a real (tiny) data-bin:
+"""The student's whole recipe with the project's training entry (`fastdec train`) on a real (tiny) data-bin:
 train an SSRU w/o FFN student -> L0 phase with head gates -> prune -> fine-tune the pruned model -> decode it with
 fairseq-generate and with the engine (greedy == IAD)."""
 import json
@@ -24,7 +24,7 @@ ARCH = {"encoder-layers": 3, "decoder-layers": 1, "encoder-embed-dim": 32, "deco
 def train(data, out: Path, updates: int, extra: dict, criterion="label_smoothed_cross_entropy"):
     spec = {"arch": "efficient_student_tiny", "lr": 0.003, "max_tokens": 800, "max_update": updates,
             "warmup_updates": 10, "extra_args": {**ARCH, **extra, "disable-validation": True}}
-    cmd = [sys.executable, str(REPO / "scripts/train.py"), "--spec", json.dumps(spec, default=str), "--data-bin", str(data),
+    cmd = [sys.executable, "-m", "fastdec", "train", "--spec", json.dumps(spec, default=str), "--data-bin", str(data),
            "--save-dir", str(out / "checkpoints"), "--model-out", str(out / "model.pt"),
            "--summary", str(out / "train.json"), "--user-dir", PLUGIN, "--criterion", criterion]
     r = subprocess.run(cmd, env=ENV, capture_output=True, text=True)

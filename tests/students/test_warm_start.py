@@ -69,7 +69,7 @@ def test_deep_student_starts_from_the_verifier_and_trains(prenorm_verifier, tiny
     # the start checkpoint is what the training rule fine-tunes (--finetune-from-model, a fresh clock)
     out = tmp_path / "student"
     spec = student_spec(**{"finetune-from-model": str(init)})
-    r = subprocess.run([sys.executable, str(REPO / "scripts/train.py"), "--spec", json.dumps(spec),
+    r = subprocess.run([sys.executable, "-m", "fastdec", "train", "--spec", json.dumps(spec),
                         "--data-bin", str(tiny_databin), "--save-dir", str(out / "checkpoints"),
                         "--model-out", str(out / "model.pt"), "--summary", str(out / "train.json"),
                         "--user-dir", PLUGIN], env=ENV, capture_output=True, text=True)

@@ -25,7 +25,7 @@ rule learn_bpe:
         merges=P.bpe_merges,
         min_freq=P.bpe_min_frequency,
     shell:
-        "$PY $SCRIPTS/bpe.py learn --inputs {input} --merges {params.merges} "
+        "$PY -m fastdec bpe learn --inputs {input} --merges {params.merges} "
         "--min-frequency {params.min_freq} --codes {output} > {log} 2>&1"
 
 
@@ -47,7 +47,7 @@ rule apply_bpe:
         mem_mb=2000,
         runtime=60,
     shell:
-        "$PY $SCRIPTS/bpe.py apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
+        "$PY -m fastdec bpe apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
 
 
 rule gpt2_bpe:
@@ -72,7 +72,7 @@ rule gpt2_bpe:
     params:
         truncate=P.gpt2_truncate_arg,
     shell:
-        "$PY $SCRIPTS/gpt2_bpe.py --encoder-json {input.encoder} --vocab-bpe {input.vocab} --input {input.text} "
+        "$PY -m fastdec gpt2-bpe --encoder-json {input.encoder} --vocab-bpe {input.vocab} --input {input.text} "
         "--output {output} {params.truncate} > {log} 2>&1"
 
 

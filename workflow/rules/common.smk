@@ -30,11 +30,10 @@ KD = config["distill"]
 SHARDS = list(range(KD["shards"]))
 # Absolute paths into the repository, so `--directory elsewhere` works (tests run the workflow in temp dirs).
 REPO = P.repo
-SCRIPTS = P.scripts
 # Every rule's conda env, set in one place (Snakefile: default_conda_env) and used with --software-deployment-method
 # conda; otherwise jobs use the interpreter running Snakemake (the project's .venv).
 CONDA_ENV = f"{REPO}/envs/fastdec.yaml"
-# Jobs find the interpreter and the scripts through the environment, so rules stay free of global variables.
+# Jobs find the interpreter through the environment (`$PY -m fastdec ...`), so rules stay free of global variables.
 shell.prefix(P.shell_prefix)
 
 AT_SYSTEMS = P.at_systems

@@ -29,7 +29,7 @@ rule prepare_split:
         max_words=DATA["max_words"],
         max_ratio=DATA["max_ratio"],
     shell:
-        "$PY $SCRIPTS/prepare_data.py {params.sources} --split {wildcards.split} {params.limit} "
+        "$PY -m fastdec prepare-data {params.sources} --split {wildcards.split} {params.limit} "
         "--max-words {params.max_words} --max-ratio {params.max_ratio} "
         "--src-out {output.src} --tgt-out {output.tgt} --report {output.report} > {log} 2>&1"
 
@@ -50,7 +50,7 @@ rule tokenize:
         mem_mb=2000,
         runtime=60,
     shell:
-        "$PY $SCRIPTS/tokenize_text.py --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+        "$PY -m fastdec tokenize-text --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
 
 
 rule latency_subset:

@@ -37,7 +37,7 @@ rule decode_fairseq:
         data_bin=lambda wc, input: os.path.dirname(input.data),
         lang=TGT,
     shell:
-        "$PY $SCRIPTS/fairseq_decode.py --data-bin {params.data_bin} --checkpoint {input.model} "
+        "$PY -m fastdec fairseq-decode --data-bin {params.data_bin} --checkpoint {input.model} "
         "--subset {params.subset} --beam {params.beam} {params.batching} --max-len-a {params.a} "
         "--max-len-b {params.b} --device {params.device} --threads {threads} --lang {params.lang} "
         "--tok-out {output.tok} --detok-out {output.detok} --timing {output.timing} > {log} 2>&1"

@@ -18,7 +18,7 @@ rule shard_train:
         mem_mb=2000,
         runtime=10,
     shell:
-        "$PY $SCRIPTS/distill.py shard --src {input.src} --tgt {input.tgt} --outputs {output} > {log} 2>&1"
+        "$PY -m fastdec distill shard --src {input.src} --tgt {input.tgt} --outputs {output} > {log} 2>&1"
 
 
 rule distill_shard:
@@ -49,7 +49,7 @@ rule distill_shard:
         langs=f"--src-lang {SRC} --tgt-lang {TGT}",
         ensemble=lambda wc, input: ":".join(input.teachers),  # fairseq-generate --path a.pt:b.pt: an ensemble
     shell:
-        "$PY $SCRIPTS/distill.py translate --src {input.src} --tgt {input.tgt} {params.langs} "
+        "$PY -m fastdec distill translate --src {input.src} --tgt {input.tgt} {params.langs} "
         "--dict {input.dict} --checkpoint {params.ensemble} --output {output} --beam {params.beam} "
         "--max-tokens {params.max_tokens} --max-len-a {params.a} --max-len-b {params.b} "
         "--device {params.device} --threads {threads} > {log} 2>&1"
@@ -72,7 +72,7 @@ rule distill_gather:
         mem_mb=2000,
         runtime=10,
     shell:
-        "$PY $SCRIPTS/distill.py gather --src-shards {input.src} --hyp-shards {input.hyp} "
+        "$PY -m fastdec distill gather --src-shards {input.src} --hyp-shards {input.hyp} "
         "--src-out {output.src} --tgt-out {output.tgt} --report {output.report} > {log} 2>&1"
 
 

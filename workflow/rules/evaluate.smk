@@ -21,6 +21,6 @@ rule score_bleu:
         mem_mb=1000,
         runtime=10,
     shell:
-        "$PY $SCRIPTS/score.py --system {wildcards.system} --hyp {input.hyp} --ref {input.ref} "
+        "$PY -m fastdec score --system {wildcards.system} --hyp {input.hyp} --ref {input.ref} "
         "--timing {input.timing} --latency {input.latency} --greedy {input.greedy} --tok {input.tok} "
         "--output {output} > {log} 2>&1"

@@ -20,4 +20,4 @@ rule fetch:
         url=P.fetch_url,
         sha=P.fetch_sha_arg,
     shell:
-        "$PY $SCRIPTS/fetch_archive.py --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"
+        "$PY -m fastdec fetch-archive --url '{params.url}' {params.sha} --output {output} > {log} 2>&1"

@@ -24,5 +24,5 @@ rule report:
         captions=os.path.join(REPO, "workflow", "report"),
         results=lambda wc, output: os.path.dirname(os.path.dirname(output.md)),  # results/<experiment>
     shell:
-        "$PY $SCRIPTS/make_report.py --experiment {params.experiment} --captions {params.captions} "
-        "--items {input.tables} --output {output.md} --html {output.html} --results {params.results} > {log} 2>&1"
+        "$PY -m fastdec report --experiment {params.experiment} --captions {params.captions} "
+        "--items {input.tables} --markdown {output.md} --output {output.html} {params.results} > {log} 2>&1"

@@ -1,7 +1,7 @@
 # ONE training rule for every model: the MT chain's teacher, baseline and verifier, the GEC model, the GAD drafters
 # and the Blockwise models, at results/<experiment>/<track>models/<name>/ (model.pt, train.json, checkpoints/).
 # Inputs, spec, task/criterion/--user-dir, resources and priority of each: fastdec/workflow/models.py. Resumable:
-# scripts/train.py continues from checkpoints/checkpoint_last.pt.
+# `fastdec train` continues from checkpoints/checkpoint_last.pt.
 MODELS = P.models
 
 
@@ -33,7 +33,7 @@ rule train:
         dtype=config["dtype"],
         flags=MODELS.flags,
     shell:
-        "$PY $SCRIPTS/train.py --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
+        "$PY -m fastdec train --spec '{params.spec}' --data-bin {params.data} --save-dir {params.save_dir} "
         "--model-out {output.model} --summary {output.summary} --device {params.device} --dtype {params.dtype} "
         "--threads {threads} {params.flags} >> {log} 2>&1"
 
@@ -58,5 +58,5 @@ rule bart_init:
         member=P.bart.init_member,
         layers=P.bart.init_layers_arg,
     shell:
-        "$PY $SCRIPTS/bart_init.py --archive {input} --member {params.member} {params.layers} --output {output} "
+        "$PY -m fastdec bart-init --archive {input} --member {params.member} {params.layers} --output {output} "
         "> {log} 2>&1"

@@ -63,7 +63,7 @@ def models(bw: dict) -> List[tuple]:
 
 
 def train_spec(bw: dict, variant: str, k, base: str) -> dict:
-    """The JSON spec scripts/train.py turns into a fairseq-train command (architecture copied from the base)."""
+    """The JSON spec `fastdec train` turns into a fairseq-train command (architecture copied from the base)."""
     t = bw["train"]
     extra = {
         "block-size": int(k),

@@ -1,7 +1,7 @@
 """GAD paper, Table 8: peak memory of each decoding method, each measured in a FRESH process.
 
 A process' peak resident set size only grows, so comparing methods inside one process says nothing. Each method
-is therefore decoded in its own child process (``scripts/gad_memory.py --child``) which reports:
+is therefore decoded in its own child process (``fastdec gad-memory --child``) which reports:
 
 * CPU: ``after_load_mb`` = resident memory once the models are loaded (``VmRSS``); the kernel's high-water mark
   is then reset (``/proc/self/clear_refs`` <- 5) and ``peak_mb`` = ``VmHWM`` after decoding (the peak during

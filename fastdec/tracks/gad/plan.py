@@ -11,7 +11,7 @@
 
 Every drafting method names its drafter checkpoint (``:checkpoint=PATH``): ``gad/models/drafter_k<K>/model.pt`` of
 ``block_size`` K, or with ``retrain_block_sizes`` the one trained for that k. Table 8 (peak memory, a fresh process
-per method: scripts/gad_memory.py) and Table 11 (case study) have their own rules in fastdec/tracks/gad/rules.smk.
+per method: `fastdec gad-memory`) and Table 11 (case study) have their own rules in fastdec/tracks/gad/rules.smk.
 
 With ``gad.task: summarization`` (CNN-DM, config/cnndm.yaml) the track builds Ge et al. Table 10 instead: the
 ``test`` run without BLEU (the data is GPT-2 BPE'd; ROUGE is computed from the hypotheses by the table), and two
@@ -159,7 +159,7 @@ class Plan:
         return inputs
 
     def train_spec(self, k, init: Optional[str] = None, verifier: Optional[str] = None) -> str:
-        """fairseq-train spec (JSON, for scripts/train.py) of the drafter ``drafter_k<k>``; ``k`` = ``"10_cheap"``
+        """fairseq-train spec (JSON, for `fastdec train`) of the drafter ``drafter_k<k>``; ``k`` = ``"10_cheap"``
         is the ``cheap_drafter`` of block size 10, ``"30_big"`` the ``big_drafter`` of block size 30."""
         k, cheap = (str(k)[: -len(CHEAP)], True) if str(k).endswith(CHEAP) else (k, False)
         k, big = (str(k)[: -len(BIG)], True) if str(k).endswith(BIG) else (k, False)

@@ -36,7 +36,7 @@ rule gad_init_drafter:
             os.path.dirname(input.data), f"dict.{TGT}.txt"
         ),
     shell:
-        "$PY $SCRIPTS/gad_init_drafter.py --verifier {input.verifier} --dict {params.dict} --output {output} "
+        "$PY -m fastdec gad-init-drafter --verifier {input.verifier} --dict {params.dict} --output {output} "
         "> {log} 2>&1"
 
 
@@ -75,7 +75,7 @@ if GT.task == "translation":
             device=config["device"],
             ref=GT.g["paper_reference"],
         shell:
-            "$PY $SCRIPTS/gad_memory.py --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
+            "$PY -m fastdec gad-memory --checkpoint {input.verifier} --data-bin {params.data} --input {input.src} "
             "--methods '{params.methods}' --limit {params.n} --max-len-a {params.a} --max-len-b {params.b} "
             "--device {params.device} --threads {threads} --output {output.table} --raw {output.raw} --paper-reference {params.ref} > {log} 2>&1"
 
@@ -110,7 +110,7 @@ if GT.task == "translation":
             a=DEC["max_len_a"],
             b=DEC["max_len_b"],
         shell:
-            "$PY $SCRIPTS/gad_case_study.py --verifier {input.verifier} --drafter {input.drafter} --data-bin {params.data} "
+            "$PY -m fastdec gad-case-study --verifier {input.verifier} --drafter {input.drafter} --data-bin {params.data} "
             "--input {input.src} --k {params.k} --n {params.n} --pool {params.pool} --beta {params.beta} "
             "--tau {params.tau} {params.ids} --max-len-a {params.a} --max-len-b {params.b} --output {output} "
             "> {log} 2>&1"

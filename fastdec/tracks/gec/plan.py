@@ -40,7 +40,7 @@ RAW = ["train.src", "train.tgt", "valid.src", "valid.tgt", "valid.{gold}", "test
 GOLD = {"m2": "m2", "sari": "refs"}
 # rough lines per minute of the synthetic-data jobs (reading gzip; Moses tokenising + noising; cat), for runtime
 PRETRAIN_LINES_PER_MINUTE = {"split": 1_000_000, "corrupt": 200_000, "join": 10_000_000}
-# sources whose data the fetch rule downloads (gec.data.<source>.archives), prepared by scripts/gec_data.py <source>
+# sources whose data the fetch rule downloads (gec.data.<source>.archives), prepared by `fastdec gec-data` <source>
 DOWNLOADED = ("bea19", "wikilarge", "nlpcc18")
 # the metric each source's gold supports
 METRIC = {"uagec": "m2", "bea19": "m2", "nlpcc18": "m2", "wikilarge": "sari"}
@@ -205,7 +205,7 @@ class GecPlan:
         return [BartPlan.file("encoder.json"), BartPlan.file("vocab.bpe")]
 
     def debpe_arg(self) -> str:
-        """scripts/m2score.py's way back from BPE to words: subword-nmt's @@, or BART's GPT-2 BPE files."""
+        """`fastdec m2score`'s way back from BPE to words: subword-nmt's @@, or BART's GPT-2 BPE files."""
         if self.c["bpe"].get("kind") == "gpt2":
                 return f"--gpt2-bpe {BartPlan.file('encoder.json')} {BartPlan.file('vocab.bpe')}"
         return "--remove-bpe"
@@ -217,7 +217,7 @@ class GecPlan:
         return f"--tokenisation {self.c['data']['tokenisation']}"
 
     def prepare_spec_arg(self) -> str:
-        """The downloaded source's members for scripts/gec_data.py (BEA-2019: --sources; the others: --spec)."""
+        """The downloaded source's members for `fastdec gec-data` (BEA-2019: --sources; the others: --spec)."""
         if self.bea:
             return "--sources " + shlex.quote(json.dumps({"train": self.bea["train"], "valid": self.bea["valid"],
                                                            "test": self.bea["test"]}))

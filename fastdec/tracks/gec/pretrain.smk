@@ -28,7 +28,7 @@ rule gec_pretrain_split:
         valid=PRE["valid_sentences"],
         shards=PRE["shards"],
     shell:
-        "$PY $SCRIPTS/gec_synthetic.py split {params.files} --out {params.out} {params.sentences} "
+        "$PY -m fastdec gec-synthetic split {params.files} --out {params.out} {params.sentences} "
         "--valid-sentences {params.valid} --shards {params.shards} > {log} 2>&1"
 
 
@@ -52,7 +52,7 @@ rule gec_pretrain_confusion:
         candidates=PRE["confusion"]["max_candidates"],
         tokenize=GECP.pretrain_tokenize_flag(),
     shell:
-        "$PY $SCRIPTS/gec_synthetic.py confusion --text {input} --out {output} {params.sample} "
+        "$PY -m fastdec gec-synthetic confusion --text {input} --out {output} {params.sample} "
         "--vocab-size {params.vocab} --max-candidates {params.candidates} {params.tokenize} > {log} 2>&1"
 
 
@@ -80,7 +80,7 @@ rule gec_pretrain_corrupt:
         max_words=GECP.pretrain_flag("max_words", "max-words"),
         tokenize=GECP.pretrain_tokenize_flag(),
     shell:
-        "$PY $SCRIPTS/gec_synthetic.py corrupt --text {input.text} --confusion {input.confusion} --src {output.src} "
+        "$PY -m fastdec gec-synthetic corrupt --text {input.text} --confusion {input.confusion} --src {output.src} "
         "--tgt {output.tgt} --noise {params.noise} --shard {params.shard} {params.max_words} {params.tokenize} "
         "> {log} 2>&1"
 

@@ -42,7 +42,7 @@ if GDATA["source"] == "uagec":
             seed=GDATA["uagec"]["seed"],
             layer=GDATA["uagec"]["layer"],
         shell:
-            "$PY $SCRIPTS/prepare_uagec.py --out {params.out} --valid-size {params.valid_size} "
+            "$PY -m fastdec prepare-uagec --out {params.out} --valid-size {params.valid_size} "
             "--seed {params.seed} --layer {params.layer} > {log} 2>&1"
 
 else:
@@ -71,7 +71,7 @@ else:
             archives=GECP.archive_args,
             local=GECP.local_args(),
         shell:
-            "$PY $SCRIPTS/gec_data.py {params.source} {params.spec} {params.archives} {params.local} "
+            "$PY -m fastdec gec-data {params.source} {params.spec} {params.archives} {params.local} "
             "--out {params.out} > {log} 2>&1"
 
 
@@ -96,7 +96,7 @@ rule gec_select:
         max_words=GECP.max_words_arg(),
         tokenisation=GECP.tokenisation_arg(),
     shell:
-        "$PY $SCRIPTS/gec_data.py select --full {params.full} --out {params.out} {params.subset} "
+        "$PY -m fastdec gec-data select --full {params.full} --out {params.out} {params.subset} "
         "{params.max_words} {params.tokenisation} > {log} 2>&1"
 
 
@@ -126,7 +126,7 @@ rule gec_bench_set:
         n=GB["sentences"] or 0,
         gold_flag=GECP.bench_gold_flag(),
     shell:
-        "$PY $SCRIPTS/gec_data.py head --n {params.n} --pair {input.bpe} {output.bpe} "
+        "$PY -m fastdec gec-data head --n {params.n} --pair {input.bpe} {output.bpe} "
         "--pair {input.src} {output.src} {params.gold_flag} {input.gold} {output.gold} > {log} 2>&1"
 
 
@@ -164,7 +164,7 @@ if GEC["metric"] == "m2":
             ),
             debpe=GECP.debpe_arg(),
         shell:
-            "$PY $SCRIPTS/m2score.py {params.hyp} {input.m2} {params.debpe} {params.arcs} --json {output.json} "
+            "$PY -m fastdec m2score {params.hyp} {input.m2} {params.debpe} {params.arcs} --json {output.json} "
             "> {log} 2>&1"
 
 else:
@@ -194,5 +194,5 @@ else:
                 os.path.dirname(input.run), "hyps", f"{wc.label}.txt"
             ),
         shell:
-            "$PY $SCRIPTS/sari_score.py {params.hyp} --source {input.src} --refs {input.refs} --remove-bpe "
+            "$PY -m fastdec sari-score {params.hyp} --source {input.src} --refs {input.refs} --remove-bpe "
             "--json {output.json} > {log} 2>&1"

@@ -1,5 +1,5 @@
 """The GEC track's tables (IAD paper, Tables 1 and 12) from benchmark runs (:mod:`fastdec.bench.results`) and the
-M2 scores of ``scripts/m2score.py --json`` (``precision``, ``recall``, ``f0.5``, ``approximate_sentences``).
+M2 scores of ``fastdec m2score --json`` (``precision``, ``recall``, ``f0.5``, ``approximate_sentences``).
 
 Every table carries the paper's figure beside ours (``paper_*`` columns, :mod:`fastdec.tracks.gec.paper`).
 """

@@ -174,7 +174,7 @@ def init_checkpoint(R: str, name: str) -> str:
 
 
 def model_setup(st: dict, name: str, R: str, plugin: str) -> Tuple[dict, Dict[str, str], str]:
-    """(train spec, extra inputs, scripts/train.py flags) of one student model."""
+    """(train spec, extra inputs, `fastdec train` flags) of one student model."""
     for l0, ft, lam in pruned_names(st):
         pr = st["pruning"]
         init = init_checkpoint(R, name)

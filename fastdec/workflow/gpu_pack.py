@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .pack_files import SUFFIX, compress_file, encode_state
+from fastdec.bench.pack_files import SUFFIX, compress_file, encode_state
 
 __all__ = ["SITE_DISTRIBUTIONS", "find_config", "plan_sections", "make_pack", "strip_checkpoint"]
 
@@ -53,20 +53,6 @@ def find_config(results: str) -> str:
             if (yaml.safe_load(f) or {}).get("experiment") == name:
                 return path
     raise ValueError(f"{results}: no config/*.yaml has `experiment: {name}`; give the run's config with --config")
-
-
-def load_config(path: str) -> dict:
-    """A workflow config validated as the Snakefile validates it (defaults filled in)."""
-    import yaml
-    from snakemake.utils import validate
-
-    from fastdec.workflow.plan import check_config
-
-    with open(path, encoding="utf-8") as f:
-        config = yaml.safe_load(f)
-    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    check_config(config, str(REPO))
-    return config
 
 
 def _pick(runs: dict, prefix: str, prefer=()):
@@ -202,6 +188,8 @@ def make_pack(results: str, out: str, *, config_path: Optional[str] = None, pyth
     results = results.rstrip("/")
     if not os.path.isdir(results):
         raise ValueError(f"{results}: no such results folder (run the workflow first, e.g. `make run`)")
+    from fastdec.workflow.plan import load_config
+
     config_path = config_path or find_config(results)
     sections = plan_sections(load_config(config_path), results)
     if not sections:

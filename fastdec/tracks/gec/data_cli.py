@@ -1,22 +1,19 @@
-#!/usr/bin/env python
-"""GEC track data steps (logic in fastdec/tracks/gec/data.py).
+"""``fastdec gec-data``: GEC track data steps (logic in fastdec/tracks/gec/data.py).
 
-  gec_data.py select --full DIR --out DIR [--subset-train N] [--subset-valid N] [--subset-test N] [--max-words N]
+  fastdec gec-data select --full DIR --out DIR [--subset-train N] [--subset-valid N] [--subset-test N] [--max-words N]
                      [--tokenisation word|char]
       full/ (prepared corpus) -> raw/: subsets, empty/over-long training pairs dropped and counted, valid.m2
       (or valid.refs/test.refs for a corpus with references); char: one token per character (Chinese).
-  gec_data.py bea19 --sources JSON --archive NAME=PATH ... --local NAME=PATH ... --out DIR
+  fastdec gec-data bea19 --sources JSON --archive NAME=PATH ... --local NAME=PATH ... --out DIR
       BEA-2019 restricted M2 corpora -> full/ (train pairs from every annotator, valid = CoNLL-2013,
       test = CoNLL-2014); a missing licence-restricted file stops with the config key to set.
-  gec_data.py wikilarge|nlpcc18 --spec JSON --archive NAME=PATH ... --out DIR
+  fastdec gec-data wikilarge|nlpcc18 --spec JSON --archive NAME=PATH ... --out DIR
       Ge et al. Table 4's corpora -> full/ (fastdec/tracks/gec/corpora.py); --spec is the config's gec.data.<source>.
-  gec_data.py head --n N --pair IN OUT ... [--m2 IN OUT]
+  fastdec gec-data head --n N --pair IN OUT ... [--m2 IN OUT]
       first N lines / M2 blocks (the benchmark set).
 """
 import argparse
 import json
-
-from _common import run_cli
 
 
 def _kv(items, what):
@@ -29,8 +26,7 @@ def _kv(items, what):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("select")
     s.add_argument("--full", required=True)
@@ -53,7 +49,9 @@ def main():
     h.add_argument("--n", type=int, default=None, help="first N (0 or absent = all)")
     h.add_argument("--pair", nargs=2, action="append", default=[], metavar=("IN", "OUT"))
     h.add_argument("--m2", nargs=2, metavar=("IN", "OUT"))
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.tracks.gec import data
 
     if a.cmd == "select":
@@ -82,7 +80,3 @@ def main():
         n = data.head_files(a.n or None, [tuple(p) for p in a.pair], tuple(a.m2) if a.m2 else None)
         print(f"{n} sentences", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,20 +1,16 @@
-#!/usr/bin/env python
-"""GAD paper, Table 8: peak memory per decoding method, each method decoded in a fresh child process by the common
-benchmark layer (fastdec.bench: the same method grammar and decoders as ``fastdec bench``).
+"""``fastdec gad-memory``: GAD paper, Table 8: peak memory per decoding method, each method decoded in a fresh child
+process by the common benchmark layer (fastdec.bench: the same method grammar and decoders as ``fastdec bench``).
 
-    gad_memory.py --checkpoint verifier.pt --data-bin DIR --input test.bpe.en --drafter-arg checkpoint=drafter.pt \\
-        --methods fairseq:beam=5,greedy,gad:k=10,gad:k=10:beta=5:tau=3 --limit 50 --output gad_table8_memory.csv
+    fastdec gad-memory --checkpoint verifier.pt --data-bin DIR --input test.bpe.en \\
+        --drafter-arg checkpoint=drafter.pt --methods fairseq:beam=5,greedy,gad:k=10,gad:k=10:beta=5:tau=3 --limit 50 --output gad_table8_memory.csv
 """
 import argparse
 import json
 import os
 import sys
 
-from _common import run_cli
 
-
-def build_parser():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--checkpoint", required=True, help="fairseq checkpoint of the AT verifier")
     ap.add_argument("--data-bin", required=True)
     ap.add_argument("--input", required=True, help="BPE'd source sentences")
@@ -31,7 +27,6 @@ def build_parser():
     ap.add_argument("--paper-reference", default="wmt14_en-de",
                     help="the config's gad.paper_reference: paper numbers only for wmt14_en-de (the paper's pair)")
     ap.add_argument("--raw", help="also write the raw measurements (JSON)")
-    return ap
 
 
 def child(a):
@@ -68,8 +63,7 @@ def child(a):
     return 0
 
 
-def main(argv=None):
-    a = build_parser().parse_args(argv)
+def main(a: argparse.Namespace) -> int:
     if a.limit < 1 or a.threads < 1:
         raise ValueError("--limit and --threads must be >= 1")
     if a.child:
@@ -81,7 +75,7 @@ def main(argv=None):
     from fastdec.tracks.gad.tables import paper_en_de_only, table8_memory
 
     methods = parse_methods(a.methods, drafter_args=parse_key_values(a.drafter_arg))
-    base = [sys.executable, os.path.abspath(__file__), "--checkpoint", a.checkpoint, "--data-bin", a.data_bin,
+    base = [sys.executable, "-m", "fastdec", "gad-memory", "--checkpoint", a.checkpoint, "--data-bin", a.data_bin,
             "--input", a.input, "--limit", str(a.limit), "--max-len-a", str(a.max_len_a), "--max-len-b",
             str(a.max_len_b), "--device", a.device, "--threads", str(a.threads)]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), MKL_NUM_THREADS=str(a.threads))
@@ -93,7 +87,3 @@ def main(argv=None):
     df.to_csv(a.output, index=False)
     print(df.to_string(index=False), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

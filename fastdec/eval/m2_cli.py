@@ -1,8 +1,9 @@
-#!/usr/bin/env python
-"""MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer semantics).
+"""``fastdec m2score``: MaxMatch (M2) score of tokenised system output against an M2 file (CoNLL-2014 m2scorer
+semantics).
 
-Usage: m2score.py HYP M2 [--remove-bpe | --gpt2-bpe ENCODER_JSON VOCAB_BPE] [--beta 0.5] [--max-unchanged-words 2] [--ignore-whitespace-casing]
-                  [--max-transitive-arcs N] [--json OUT] [--per-sentence]
+Usage: fastdec m2score HYP M2 [--remove-bpe | --gpt2-bpe ENCODER_JSON VOCAB_BPE] [--beta 0.5]
+                       [--max-unchanged-words 2] [--ignore-whitespace-casing] [--max-transitive-arcs N]
+                       [--json OUT] [--per-sentence]
 
 Prints the official scorer's three lines (Precision / Recall / F_beta, 4 decimals); --json also
 writes P, R, F, TP/FP/FN (and, with --per-sentence, each sentence's chosen annotator and edits).
@@ -11,11 +12,8 @@ import argparse
 import json
 import sys
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("hyp", help="system output, one tokenised sentence per line")
     ap.add_argument("m2", help="gold M2 file")
     ap.add_argument("--remove-bpe", action="store_true", help="HYP is BPE'd (subword-nmt @@): join the words first")
@@ -30,7 +28,9 @@ def main():
                          "more transitive arcs are scored approximately (flagged); default: exact")
     ap.add_argument("--json", help="write the scores as JSON here")
     ap.add_argument("--per-sentence", action="store_true", help="include per-sentence stats in --json")
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.eval.m2 import read_hypotheses, read_m2, score
     from fastdec.text import read_lines, remove_bpe
 
@@ -58,7 +58,3 @@ def main():
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(d, f, indent=2, ensure_ascii=False)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,5 +1,5 @@
-#!/usr/bin/env python
-"""Prepare a wheelhouse for a GPU machine that has Python + CUDA torch but no package registry (`make gpu-wheels`).
+"""``fastdec gpu-wheels``: prepare a wheelhouse for a GPU machine that has Python + CUDA torch but no package registry
+(`make gpu-wheels`).
 
 Run on a connected machine; copy the folder over; ``scripts/gpu_run.sh --wheelhouse DIR`` installs from it offline.
 The GPU machine's own CUDA torch is kept: torch (and torchaudio, which fairseq lists but the workflow never imports)
@@ -14,7 +14,7 @@ here, so nothing but fairseq is built there. ``DIR/requirements-gpu.txt`` lists 
 or one name per line), keeping its versions, for a small folder: a machine reached through a transfer limit (e.g.
 envs/gpu-image-cuda.txt, the image of the H100/H200 machines this project is lent) gets only what is missing.
 
-    python scripts/gpu_wheels.py --out wheelhouse [--python-version 3.12] [--have FILE] [--dry-run]
+    fastdec gpu-wheels --out wheelhouse [--python-version 3.12] [--have FILE] [--dry-run]
 """
 import argparse
 import os
@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # never downloaded: the GPU machine's CUDA build stays (an index torch would be a CPU or another CUDA build);
 # torchaudio is listed by fairseq but never imported by the workflow
 KEEP_LOCAL = re.compile(r"^(torch|torchaudio|triton|nvidia-.*|fastdec|pip)$")
@@ -44,12 +44,12 @@ def read_have(path: str) -> set:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise SystemExit(f"error: --have {path}: {e.strerror}; write it on the GPU machine with "
+        raise ValueError(f"--have {path}: {e.strerror}; write it on the GPU machine with "
                          "'python3 -m pip list --format=freeze > have.txt' and copy it here")
     names = {_name(line.split("#")[0]) for line in lines}
     names.discard("")
     if not names:
-        raise SystemExit(f"error: --have {path} names no package")
+        raise ValueError(f"--have {path} names no package")
     return names
 
 
@@ -103,17 +103,18 @@ def download_commands(pin: str, out: str, python_version: str) -> list:
     return [wheel + [pin], source]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default="wheelhouse", help="the wheelhouse folder (default: wheelhouse)")
     ap.add_argument("--python-version", default="3.12", help="the GPU machine's Python, e.g. 3.12")
     ap.add_argument("--with-optional", action="store_true",
                     help="also " + ", ".join(f"{k} ({v})" for k, v in OPTIONAL.items()))
     ap.add_argument("--have", metavar="FILE", help="leave out the packages named in FILE (the GPU machine's pip freeze)")
     ap.add_argument("--dry-run", action="store_true", help="print the pip commands and the list, download nothing")
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     if not re.fullmatch(r"3\.\d+", a.python_version):
-        raise SystemExit(f"error: --python-version must look like 3.12, got {a.python_version!r}")
+        raise ValueError(f"--python-version must look like 3.12, got {a.python_version!r}")
     leave_out = (read_have(a.have) if a.have else set()) | (set() if a.with_optional else set(OPTIONAL))
     pins = environment_pins(frozenset(leave_out))
     listing = "\n".join(["# installed by scripts/gpu_run.sh from this wheelhouse (no index, --no-deps); torch stays "
@@ -134,7 +135,7 @@ def main() -> int:
                     sources.append(pin)
                 break
         else:
-            raise SystemExit(f"error: no wheel for Python {a.python_version} and no source of {pin} on the index")
+            raise ValueError(f"no wheel for Python {a.python_version} and no source of {pin} on the index")
     out = Path(a.out)
     for archive in sorted(p for p in out.iterdir() if p.name.endswith((".tar.gz", ".zip", ".tar.bz2"))):
         pin = next((p for p in sources if archive.name.lower().replace("_", "-").startswith(p.split("==")[0] + "-")),
@@ -147,7 +148,3 @@ def main() -> int:
           f"{', '.join(sources) or 'none'}); copy the folder to the GPU machine and run "
           f"scripts/gpu_run.sh --wheelhouse {a.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

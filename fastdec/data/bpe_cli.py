@@ -1,12 +1,8 @@
-#!/usr/bin/env python
-"""Learn a joint BPE model (subword-nmt) on the tokenised training sides, or apply one."""
+"""``fastdec bpe``: learn a joint BPE model (subword-nmt) on the tokenised training sides, or apply one."""
 import argparse
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     learn = sub.add_parser("learn")
     learn.add_argument("--inputs", nargs="+", required=True)
@@ -17,14 +13,12 @@ def main():
     apply.add_argument("--codes", required=True)
     apply.add_argument("--input", required=True)
     apply.add_argument("--output", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.data.bpe import apply_bpe, learn_joint_bpe
 
     if a.cmd == "learn":
         learn_joint_bpe(a.inputs, a.codes, a.merges, a.min_frequency)
     else:
         apply_bpe(a.codes, a.input, a.output)
-
-
-if __name__ == "__main__":
-    run_cli(main)

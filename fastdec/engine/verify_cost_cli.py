@@ -1,5 +1,5 @@
-#!/usr/bin/env python
-"""Cost of one verifier pass vs the number of tokens it checks (k = 1 .. 32), on a checkpoint or a random model.
+"""``fastdec verify-cost``: cost of one verifier pass vs the number of tokens it checks (k = 1 .. 32), on a checkpoint
+or a random model.
 
 Reads against the benchmark tables: a draft-and-verify method that accepts T tokens per iteration is about
 T / cost_vs_k1(k) times faster than greedy. On a GPU cost_vs_k1 stays near 1; on a CPU it grows with k, the
@@ -7,21 +7,19 @@ more so the smaller the model (see docs/PERFORMANCE.md).
 
 Examples::
 
-    verify_cost.py --checkpoint results/demo/gec/model/model.pt --data-bin results/demo/gec/data-bin --csv c.csv
-    verify_cost.py --random big --vocab 32000 --threads 1 --csv big.csv     # Transformer-big, random weights
+    fastdec verify-cost --checkpoint results/demo/gec/model/model.pt --data-bin results/demo/gec/data-bin --csv c.csv
+    fastdec verify-cost --random big --vocab 32000 --threads 1 --csv big.csv     # Transformer-big, random weights
 """
 import argparse
 import csv
 import sys
 
-from _common import run_cli
 
 # random-weight presets: (layers, embed dim, ffn dim, heads)
 PRESETS = {"demo": (3, 256, 1024, 4), "base": (6, 512, 2048, 8), "big": (6, 1024, 4096, 16)}
 
 
-def build_parser():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="fairseq checkpoint (needs --data-bin)")
     src.add_argument("--random", choices=sorted(PRESETS), help="random-weight Transformer of this size")
@@ -37,11 +35,9 @@ def build_parser():
     ap.add_argument("--backend", default="torch", choices=["torch", "fast", "fast-int8"],
                     help="verifier implementation (default torch, the PyTorch reference; fast: the C passes)")
     ap.add_argument("--csv", required=True)
-    return ap
 
 
-def main(argv=None):
-    a = build_parser().parse_args(argv)
+def main(a: argparse.Namespace) -> int:
     if a.checkpoint and not a.data_bin:
         raise ValueError("--checkpoint needs --data-bin (the folder with its dictionaries)")
     if a.threads < 1 or a.src_len < 1 or a.vocab < 8:
@@ -88,7 +84,3 @@ def main(argv=None):
             print(f"k={r['k']:3d}  {r['ms_per_pass']:8.2f} ms/pass  {r['cost_vs_k1']:5.2f}x a one-token pass",
                   file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,5 +1,4 @@
-#!/usr/bin/env python
-"""Check and clean one split of a parallel corpus; write plain UTF-8 files and a JSON report.
+"""``fastdec prepare-data``: check and clean one split of a parallel corpus; write plain UTF-8 files and a JSON report.
 
 Sources: plain/gzip text files (--src/--tgt), or members of downloaded archives (--member ARCHIVE::SRC::TGT::FORMAT,
 repeatable; the members are concatenated in order). Training data is filtered (counted in the report); valid/test
@@ -10,11 +9,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--src")
     ap.add_argument("--tgt")
     ap.add_argument("--member", action="append", default=[], help="ARCHIVE::SRC_MEMBER::TGT_MEMBER::FORMAT")
@@ -25,7 +21,9 @@ def main():
     ap.add_argument("--src-out", required=True)
     ap.add_argument("--tgt-out", required=True)
     ap.add_argument("--report", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.data.download import extract_lines
     from fastdec.data.parallel import check_parallel, write_lines
 
@@ -49,7 +47,3 @@ def main():
     Path(a.report).write_text(json.dumps(report, indent=2))
     dropped = sum(rep.dropped.values())
     print(f"{a.split}: kept {rep.kept} pairs, dropped {dropped} {rep.dropped or ''}", flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)

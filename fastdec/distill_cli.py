@@ -1,13 +1,10 @@
-#!/usr/bin/env python
-"""Sequence-level knowledge distillation, sharded: split the BPE'd training source, translate one shard with the
-teacher (beam search, BPE kept), and gather the shards into the distilled training set."""
+"""``fastdec distill``: sequence-level knowledge distillation, sharded: split the BPE'd training source, translate
+one shard with the teacher (beam search, BPE kept), and gather the shards into the distilled training set."""
 import argparse
 import json
 import sys
 import tempfile
 from pathlib import Path
-
-from _common import run_cli
 
 
 def shard(a):
@@ -61,8 +58,7 @@ def gather(a):
     print(json.dumps(report), flush=True)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("shard")
     p.add_argument("--src", required=True)
@@ -87,9 +83,7 @@ def main():
     p.add_argument("--tgt-out", required=True)
     p.add_argument("--report", required=True)
     p.set_defaults(fn=gather)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     a.fn(a)
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,50 +1,38 @@
-"""``fastdec gpu-record OUT``: a GPU suite's output folder (:mod:`fastdec.bench.gpu_suite`) into the docs.
+"""``fastdec gpu-record``: a GPU run into the docs -- a GPU suite's output folder, or a workflow run on a GPU machine.
+
+``fastdec gpu-record OUT``: the folder :mod:`fastdec.bench.gpu_suite` wrote (``scripts/gpu_suite.sh PACK OUT``).
 
 Writes ``docs/gpu/<date>-<experiment>-<device>/`` (the suite's CSV files and meta.json, ``TABLES.md`` with the
 papers' speedups beside ours, ``pass_cost.png`` and ``batch.png``) and appends a dated row to ``docs/GPU.md``
-(device, versions, command, headline figures). The report reads the newest such folder (:func:`latest_gpu_run`).
+(device, versions, command, headline figures). The report reads the newest such folder
+(:func:`fastdec.claims.gpu.latest_gpu_run`).
 
     fastdec gpu-record OUT [--docs docs] [--command "bash scripts/gpu_suite.sh gpu_pack OUT"]
+
+``fastdec gpu-record --config C [--config OVERLAY ...]``: the workflow run ``scripts/gpu_run.sh`` made with that
+config (:mod:`fastdec.workflow.gpu_run`); ``--targets`` prints the result paths to build instead.
+
+    fastdec gpu-record --config config/demo_gpu.yaml --targets [--part bench|all]
+    fastdec gpu-record --config config/demo_gpu.yaml --command "scripts/gpu_run.sh ..." [--dtype float16] \\
+        [--device-name "NVIDIA H100 80GB HBM3"] [--docs docs] [--dry-run]
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
 import shutil
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 import pandas as pd
 
+from fastdec.claims.gpu import paper_speedup
 from fastdec.report.markdown import df_to_markdown
 
-__all__ = ["paper_speedup", "tables_markdown", "record", "latest_gpu_run"]
+__all__ = ["tables_markdown", "record"]
 
 _FILES = ("summary.csv", "selfcheck.csv", "pass_cost.csv", "meta.json", "log.txt")
-
-
-def paper_speedup(section: str, label: str) -> Optional[str]:
-    """The paper's speedup for the same row (what it is measured against in brackets), or None."""
-    from fastdec.tracks.blockwise.paper import TABLE4
-    from fastdec.tracks.gad.paper import GAD_TABLE1
-    from fastdec.tracks.gec.paper import IAD_TABLE1
-
-    base = section.split("-")[0]
-    if base == "gec":
-        key = {"fairseq-beam5": "fairseq-beam", "fairseq-greedy": "fairseq-greedy", "iad": "iad"}.get(label)
-        return f"{IAD_TABLE1[key]['speedup']}x beam (Ge T1)" if key else None
-    if base == "gad":
-        generic = re.sub(r"^gad-k\d+", "gad-k", label)
-        key = {"fairseq-beam5": "verifier_b5", "fairseq-greedy": "verifier_b1", "gad-k": "gad",
-               "gad-k-top3-tau1": "gad_pp_hq", "gad-k-top5-tau3": "gad_pp_he"}.get(generic)
-        return f"{GAD_TABLE1[key]['speed']}x beam (Xia T1{', k=25' if generic.startswith('gad') else ''})" if key else None
-    if base == "blockwise":
-        m = re.fullmatch(r"blockwise-k(\d+)(-float)?", label)
-        if m and int(m.group(1)) in TABLE4:
-            return f"{TABLE4[int(m.group(1))][1]}x greedy (Stern T4)"
-    return None
 
 
 def tables_markdown(out: str) -> str:
@@ -171,24 +159,34 @@ def record(out: str, docs: str = "docs", command: Optional[str] = None) -> Path:
     return dest
 
 
-def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None) -> Optional[Dict[str, object]]:
-    """The newest recorded GPU run (of ``experiment``'s models, when given): ``{"path", "meta", "summary"}``
-    (summary a DataFrame), or None."""
-    for summary in sorted(glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")), reverse=True):
-        folder = os.path.dirname(summary)
-        meta = json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8"))
-        if experiment is None or meta.get("pack") == experiment:
-            return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}
-    return None
-
-
 def add_arguments(p) -> None:
-    p.add_argument("out", help="the folder scripts/gpu_suite.sh wrote")
+    p.add_argument("out", nargs="?", help="the folder scripts/gpu_suite.sh wrote (without --config)")
     p.add_argument("--docs", default="docs", help="the docs folder (default docs)")
-    p.add_argument("--command", help="the command as run there (default: read from meta.json)")
+    p.add_argument("--command", help="the command as run there (default: read from meta.json; with --config: "
+                                     "scripts/gpu_run.sh)")
+    run = p.add_argument_group("a workflow run on a GPU machine (scripts/gpu_run.sh)")
+    run.add_argument("--config", action="append", help="the run's config file; repeat for overlays")
+    run.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="replaces the config's dtype")
+    run.add_argument("--targets", action="store_true", help="print the result paths to build, record nothing")
+    run.add_argument("--part", choices=["bench", "all"], default="bench",
+                     help="--targets: the GPU tables (bench) or the whole report (all)")
+    run.add_argument("--device-name", help="default: torch.cuda.get_device_name(0) with torch and CUDA versions")
+    run.add_argument("--dry-run", action="store_true", help="print the row, write nothing")
 
 
 def main(a) -> int:
+    if a.config:
+        from fastdec.workflow import gpu_run
+
+        config = gpu_run.load_config(a.config, a.dtype)
+        if a.targets:
+            print("\n".join(gpu_run.targets(config, a.part)))
+        else:
+            print(gpu_run.record_run(config, a.command or "scripts/gpu_run.sh", gpu_run.device_name(a.device_name),
+                                     a.docs, a.dry_run), end="")
+        return 0
+    if not a.out:
+        raise ValueError("give the GPU suite's output folder, or --config for a workflow run")
     dest = record(a.out, a.docs, a.command)
     print(f"wrote {dest} and a row of {a.docs}/GPU.md")
     return 0

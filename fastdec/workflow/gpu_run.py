@@ -1,49 +1,30 @@
-#!/usr/bin/env python
-"""The GPU run's record (called by scripts/gpu_run.sh): which tables to build, and a dated row in docs/GPU.md.
-
-    python scripts/gpu_record.py targets --config config/demo_gpu.yaml [--config OVERLAY ...] [--part bench|all]
-    python scripts/gpu_record.py record  --config config/demo_gpu.yaml --command "scripts/gpu_run.sh ..." \\
-        [--dtype float16] [--device-name "NVIDIA H100 80GB HBM3"] [--docs docs] [--dry-run]
+"""The record of a workflow run on a GPU machine (``scripts/gpu_run.sh``): which tables to build, and a dated row in
+docs/GPU.md (``fastdec gpu-record --config ...``).
 
 Several ``--config`` files are merged as Snakemake merges several ``--configfile``s (later nested keys replace
 earlier single values); ``--dtype`` replaces the config's, as ``snakemake --config dtype=...`` does.
 
-``targets`` prints the result paths Snakemake is asked for: the tables the GPU run is for (Ge Table 1 and Figures
-6/7, Xia Tables 1 and 7, Stern Table 4, the AT table) with ``--part bench``, the whole report with ``all``. ``record``
-copies those tables into ``docs/gpu/<date>-<device>/`` and appends a row to ``docs/GPU.md``: date, device (GPU name,
-torch and CUDA versions, dtype), the command, and the headline figures read from the benchmark runs (speedups over
-beam search, identical-to-greedy %, batched speedups over greedy at the same batch size).
+:func:`targets` gives the result paths Snakemake is asked for: the tables the GPU run is for (Ge Table 1 and Figures
+6/7, Xia Tables 1 and 7, Stern Table 4, the AT table) with ``part="bench"``, the whole report with ``"all"``.
+:func:`record_run` copies those tables into ``docs/gpu/<date>-<experiment>-<device>/`` and appends a row to
+``docs/GPU.md``: date, device (GPU name, torch and CUDA versions, dtype), the command, and the headline figures read
+from the benchmark runs (speedups over beam search, identical-to-greedy %, batched speedups over greedy at the same
+batch size).
 """
-import argparse
+from __future__ import annotations
+
 import datetime as dt
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from fastdec.workflow.plan import load_config
+
+__all__ = ["load_config", "targets", "headline", "device_name", "record_run"]
+
 KEY_TABLES = ("table1_at", "gec_table1", "gec_figure6_batch", "gad_table1", "gad_table7_modules", "gad_figure7_batch",
               "blockwise_table4", "blockwise_batch")
-
-
-def load_config(paths, dtype=None) -> dict:
-    """The config as the workflow sees it: the files merged, validated, defaults filled (errors name the key)."""
-    import yaml
-    from snakemake.utils import update_config, validate
-
-    from fastdec.workflow import check_config
-
-    config = {}
-    for path in [paths] if isinstance(paths, str) else paths:
-        with open(path, encoding="utf-8") as f:
-            update_config(config, yaml.safe_load(f) or {})
-    if dtype:
-        config["dtype"] = dtype
-    validate(config, str(REPO / "workflow/schemas/config.schema.yaml"))
-    check_config(config, str(REPO))  # the switched-on tracks' sections too (fastdec/tracks/<track>/schema.yaml)
-    return config
 
 
 def key_items(config: dict, R: str) -> dict:
@@ -102,7 +83,8 @@ def device_name(given) -> str:
     return f"no CUDA device (torch {torch.__version__})"
 
 
-def record(config: dict, command: str, device: str, docs: str, dry_run: bool, today=None) -> str:
+def record_run(config: dict, command: str, device: str, docs: str, dry_run: bool, today=None) -> str:
+    """The dated row of docs/GPU.md for the run of ``config`` (written unless ``dry_run``), the key tables copied."""
     R = f"results/{config['experiment']}"
     day = (today or dt.date.today()).isoformat()
     slug = re.sub(r"[^A-Za-z0-9]+", "-", device.split("(")[0]).strip("-").lower() or "gpu"
@@ -122,30 +104,3 @@ def record(config: dict, command: str, device: str, docs: str, dry_run: bool, to
         with open(Path(docs) / "GPU.md", "a", encoding="utf-8") as f:
             f.write(row)
     return row
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("action", choices=["targets", "record"])
-    ap.add_argument("--config", required=True, action="append", help="a config file; repeat for overlays")
-    ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="replaces the config's dtype")
-    ap.add_argument("--part", choices=["bench", "all"], default="bench")
-    ap.add_argument("--command", default="scripts/gpu_run.sh")
-    ap.add_argument("--device-name", help="default: torch.cuda.get_device_name(0) with torch and CUDA versions")
-    ap.add_argument("--docs", default=str(REPO / "docs"))
-    ap.add_argument("--dry-run", action="store_true", help="record: print the row, write nothing")
-    a = ap.parse_args()
-    try:
-        config = load_config(a.config, a.dtype)
-        if a.action == "targets":
-            print("\n".join(targets(config, a.part)))
-        else:
-            print(record(config, a.command, device_name(a.device_name), a.docs, a.dry_run), end="")
-    except Exception as e:  # noqa: BLE001  (schema errors are snakemake WorkflowErrors)
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

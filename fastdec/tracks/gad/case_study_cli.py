@@ -1,5 +1,5 @@
-#!/usr/bin/env python
-"""GAD paper, Table 11: iteration-by-iteration case study of GAD and GAD++ on a few test sentences (CSV).
+"""``fastdec gad-case-study``: GAD paper, Table 11: iteration-by-iteration case study of GAD and GAD++ on a few test
+sentences (CSV).
 
 Picks --n examples among the first --pool sentences (preferring ones where GAD++ differs from greedy and that take
 2-6 iterations) unless --ids are given, and writes, per example: SOURCE, GREEDY, then for GAD and GAD++ the draft
@@ -7,16 +7,13 @@ Picks --n examples among the first --pool sentences (preferring ones where GAD++
 """
 import argparse
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--verifier", required=True)
     ap.add_argument("--drafter", required=True)
     ap.add_argument("--data-bin", required=True)
     ap.add_argument("--input", required=True, help="BPE'd source sentences")
-    ap.add_argument("--k", type=int, help="block size (default: the drafter's training block size)")
+    ap.add_argument("--k", type=int, required=True, help="block size (the drafter's)")
     ap.add_argument("--beta", type=int, default=3)
     ap.add_argument("--tau", type=float, default=1.0)
     ap.add_argument("--n", type=int, default=3, help="number of examples (default 3)")
@@ -26,27 +23,28 @@ def main():
     ap.add_argument("--max-len-b", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     if a.n < 0 or a.pool < 1 or a.threads < 1:
         raise ValueError("--n must be >= 0, --pool and --threads >= 1")
+    if a.beta < 1 or a.tau < 0:
+        raise ValueError(f"--beta must be >= 1 and --tau >= 0, got {a.beta} and {a.tau}")
     import pandas as pd
     import torch
 
-    from fastdec.engine.acceptance import accept_top1, accept_top_beta
-    from fastdec.engine.load import load_model
+    from fastdec.bench.trace import MethodTracer, drafting_method
     from fastdec.text import read_lines
-    from fastdec.engine.loop import draft_verify_accept, greedy_decode
-    from fastdec.engine.nat_drafter import load_nat_drafter
-    from fastdec.engine.verifier import Verifier
-    from fastdec.tracks.gad.case_study import case_study_rows, select_examples, trace
+    from fastdec.tracks.gad.case_study import case_study_rows, select_examples
 
     torch.set_num_threads(a.threads)
-    gadpp = accept_top_beta(a.beta, a.tau)  # validates beta >= 1, tau >= 0
     lines = read_lines(a.input)
-    loaded = load_model(a.verifier, a.data_bin)
-    ver = Verifier(loaded.model)
-    drafter = load_nat_drafter(a.drafter, a.data_bin, k=a.k, verifier=ver, verifier_dict=loaded.tgt_dict)
-    kw = dict(max_len_a=a.max_len_a, max_len_b=a.max_len_b)
+    # GAD and GAD++ as the benchmark decodes them (the method grammar; the two share one drafter)
+    drafter_args = {"checkpoint": a.drafter}
+    gad = drafting_method(f"gad:k={a.k}", drafter_args)
+    gadpp = drafting_method(f"gad:k={a.k}:beta={a.beta}:tau={a.tau:g}", drafter_args)
+    tracer = MethodTracer(a.verifier, a.data_bin, max_len_a=a.max_len_a, max_len_b=a.max_len_b)
+    loaded, k = tracer.loaded, tracer.drafter(gad).k
     d = loaded.tgt_dict
     if a.ids:
         ids = [int(x) for x in a.ids.split(",") if x.strip()]
@@ -57,17 +55,16 @@ def main():
         cands = []
         for i, line in enumerate(lines[: a.pool]):
             src = loaded.encode(line)
-            g = greedy_decode(ver, src, **kw)
-            r = draft_verify_accept(ver, src, drafter, gadpp, **kw)
+            g, r = tracer.greedy(src), tracer.decode(gadpp, src)
             cands.append({"id": i, "differs": r.tokens != g.tokens, "iterations": r.stats.iterations,
                           "src_len": int(src.numel())})
         ids = select_examples(cands, a.n)
     rows = []
     for n, i in enumerate(ids, 1):
         src = loaded.encode(lines[i])
-        greedy = greedy_decode(ver, src, **kw)
-        traces = [(f"GAD (k={drafter.k})", trace(ver, src, drafter, accept_top1, **kw)),
-                  (f"GAD++ (k={drafter.k}, top-{a.beta}, tau={a.tau:g})", trace(ver, src, drafter, gadpp, **kw))]
+        greedy = tracer.greedy(src)
+        traces = [(f"GAD (k={k})", tracer.trace(gad, src)),
+                  (f"GAD++ (k={k}, top-{a.beta}, tau={a.tau:g})", tracer.trace(gadpp, src))]
         if traces[0][1].tokens != greedy.tokens:
             raise RuntimeError(f"sentence {i}: GAD output differs from greedy decoding (engine bug)")
         rows += case_study_rows(i, lines[i], loaded.decode(greedy.tokens), traces, lambda t: d[t], d.eos(),
@@ -78,7 +75,3 @@ def main():
         df[col] = [("-" if v is None or v != v else str(int(v))) for v in df[col]]
     df.to_csv(a.output, index=False)
     print(df.to_string(index=False), flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,13 +1,9 @@
-#!/usr/bin/env python
-"""Score one system: sacreBLEU, speed from the timing files, identical-to-greedy count."""
+"""``fastdec score``: score one system: sacreBLEU, speed from the timing files, identical-to-greedy count."""
 import argparse
 import json
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--system", required=True)
     ap.add_argument("--hyp", required=True)
     ap.add_argument("--ref", required=True)
@@ -16,7 +12,9 @@ def main():
     ap.add_argument("--greedy", required=True, help="the verifier's greedy output (tokenised)")
     ap.add_argument("--tok", required=True, help="this system's tokenised output")
     ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.data.parallel import read_lines
     from fastdec.eval.bleu import corpus_bleu, identical_count
 
@@ -36,7 +34,3 @@ def main():
     )
     json.dump(result, open(a.output, "w"), indent=2)
     print(json.dumps(result), flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,24 +1,23 @@
-#!/usr/bin/env python
-"""SARI and multi-reference BLEU of one system's output (simplification; Ge et al. Table 4, Wikilarge columns).
+"""``fastdec sari-score``: SARI and multi-reference BLEU of one system's output (simplification; Ge et al. Table 4,
+Wikilarge columns).
 
-Usage: sari_score.py HYP --source SRC --refs REFS [--remove-bpe] --json OUT
+Usage: fastdec sari-score HYP --source SRC --refs REFS [--remove-bpe] --json OUT
   HYP, SRC: one tokenised sentence per line; REFS: one line per sentence, its references separated by tabs.
 Logic: fastdec/eval/sari.py.
 """
 import argparse
 import json
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("hyp")
     ap.add_argument("--source", required=True)
     ap.add_argument("--refs", required=True)
     ap.add_argument("--remove-bpe", action="store_true", help="HYP is BPE'd (subword-nmt @@): join the words first")
     ap.add_argument("--json", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.eval.sari import corpus_sari, multi_bleu, read_references
     from fastdec.text import read_lines, remove_bpe
 
@@ -35,7 +34,3 @@ def main():
         f.write("\n")
     print(json.dumps(out), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
-"""Build the embedded English->German LibreOffice-help corpus (resources/ende_libreoffice).
+"""``fastdec build-libreoffice-corpus``: build the embedded English->German LibreOffice-help corpus
+(resources/ende_libreoffice).
 
 Downloads the Debian packages ``libreoffice-help-en-us`` and ``libreoffice-help-de`` with
 ``apt-get download`` (or takes already downloaded .deb files with ``--debs DIR``), extracts
@@ -12,8 +12,8 @@ filters and splits them (fastdec.data.libreoffice), and writes
 
 Rebuilding from the same .deb files gives byte-identical output.
 
-    python scripts/build_libreoffice_corpus.py                      # apt-get download (pinned)
-    python scripts/build_libreoffice_corpus.py --debs /path/to/debs # offline
+    fastdec build-libreoffice-corpus                      # apt-get download (pinned)
+    fastdec build-libreoffice-corpus --debs /path/to/debs # offline
 
 apt-get download needs a Debian 12 (bookworm) source in the apt lists (run apt-get update
 first); if the pinned version has left the mirror, fetch it from snapshot.debian.org and
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from fastdec.data import libreoffice as lo
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT_VERSION = "1"
 DEFAULT_VERSION = "4:7.4.7-1+deb12u14"
@@ -44,7 +44,7 @@ HELP_ROOT = Path("usr/share/libreoffice/help")
 
 
 def log(msg: str) -> None:
-    print(f"[build_libreoffice_corpus] {msg}", file=sys.stderr, flush=True)
+    print(f"[build-libreoffice-corpus] {msg}", file=sys.stderr, flush=True)
 
 
 def sha256_file(path: Path) -> str:
@@ -121,18 +121,15 @@ of each .deb, what every filter dropped and the split sizes.
 
 Rebuild (byte-identical from the same .deb files; needs apt-get and dpkg-deb):
 
-    python scripts/build_libreoffice_corpus.py                  # apt-get download, pinned version
-    python scripts/build_libreoffice_corpus.py --debs DIR       # .deb files already in DIR
+    fastdec build-libreoffice-corpus                            # apt-get download, pinned version
+    fastdec build-libreoffice-corpus --debs DIR                 # .deb files already in DIR
 
 Processing: fastdec/data/libreoffice.py (extraction, pairing, splitting, filters), script
 version {script_version}, seed {seed}.
 """
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Progress is printed to stderr.")
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--debs", type=Path, help="directory holding libreoffice-help-{en-us,de}_*.deb "
                     "(default: apt-get download into a temporary directory)")
     ap.add_argument("--apt-version", default=DEFAULT_VERSION,
@@ -142,7 +139,9 @@ def main(argv=None) -> int:
     ap.add_argument("--valid", type=int, default=1000, help="valid size (default 1000)")
     ap.add_argument("--test", type=int, default=1000, help="test size (default 1000)")
     ap.add_argument("--seed", type=int, default=1234, help="split shuffle seed (default 1234)")
-    args = ap.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="lo_help_") as tmp:
         tmp = Path(tmp)
@@ -184,7 +183,7 @@ def main(argv=None) -> int:
         "license": "MPL-2.0",
         "copyright": "The Document Foundation and contributors",
         "languages": {"source": "en", "target": "de"},
-        "script": "scripts/build_libreoffice_corpus.py",
+        "script": "fastdec build-libreoffice-corpus",
         "script_version": SCRIPT_VERSION,
         "packages": packages,
         "seed": args.seed,
@@ -203,7 +202,3 @@ def main(argv=None) -> int:
                                 encoding="utf-8")
     log(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,8 @@
-#!/usr/bin/env python
-"""Synthetic GEC pretraining data (gec.pretrain): split the clean text into shards, build confusion sets, noise one
-shard. Steps in fastdec/tracks/gec/pretrain_data.py, the noise in fastdec/tracks/gec/synthetic.py."""
+"""``fastdec gec-synthetic``: synthetic GEC pretraining data (gec.pretrain): split the clean text into shards, build
+confusion sets, noise one shard. Steps in fastdec/tracks/gec/pretrain_data.py, the noise in
+fastdec/tracks/gec/synthetic.py."""
 import argparse
 import json
-
-from _common import run_cli
 
 
 def file_arg(value: str):
@@ -13,8 +11,7 @@ def file_arg(value: str):
     return archive, member or None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("split", help="clean text -> valid.txt and train.<k>.txt")
     s.add_argument("--file", action="append", type=file_arg, required=True, help="ARCHIVE[::MEMBER], in order")
@@ -38,7 +35,9 @@ def main():
     n.add_argument("--shard", type=int, required=True, help="seeds the shard's random stream with noise.seed")
     n.add_argument("--max-words", type=int, default=0)
     n.add_argument("--tokenize", action="store_true")
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.tracks.gec import pretrain_data as pd
 
     if a.cmd == "split":
@@ -49,7 +48,3 @@ def main():
         stats = pd.corrupt(a.text, a.confusion, a.src, a.tgt, json.loads(a.noise), a.shard, a.max_words or None,
                            a.tokenize)
     print(json.dumps(stats, indent=1))
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,7 +1,6 @@
-#!/usr/bin/env python
-"""UA-GEC (installed ua-gec package, offline) -> sentence-level GEC files.
+"""``fastdec prepare-uagec``: UA-GEC (installed ua-gec package, offline) -> sentence-level GEC files.
 
-Usage: prepare_uagec.py --out DIR [--valid-size 1000] [--seed 1] [--layer gec-only]
+Usage: fastdec prepare-uagec --out DIR [--valid-size 1000] [--seed 1] [--layer gec-only]
 
 Writes DIR/{train,valid}.{src,tgt}, DIR/test.src, DIR/test.ref0, DIR/test.ref1, DIR/test.m2 and
 DIR/stats.json (counts).  Tokenisation, M2 construction and the split are described in
@@ -10,25 +9,20 @@ fastdec/tracks/gec/uagec.py.
 import argparse
 import json
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--valid-size", type=int, default=1000,
                     help="sentence pairs carved from train as validation (whole documents; >= this many)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the document order for the validation split")
     ap.add_argument("--layer", default="gec-only", choices=["gec-only", "gec-fluency"],
                     help="ua-gec annotation layer")
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.tracks.gec.uagec import prepare_uagec
 
     stats = prepare_uagec(a.out, valid_size=a.valid_size, seed=a.seed, layer=a.layer)
     brief = {k: v for k, v in stats.items() if k != "valid_doc_ids"}
     print(json.dumps(brief, ensure_ascii=False), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    run_cli(main)

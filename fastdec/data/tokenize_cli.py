@@ -1,16 +1,14 @@
-#!/usr/bin/env python
-"""Moses-normalise and tokenise a text file (one sentence per line)."""
+"""``fastdec tokenize-text``: Moses-normalise and tokenise a text file (one sentence per line)."""
 import argparse
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--lang", required=True)
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     from fastdec.data.parallel import read_lines, write_lines
     from fastdec.text import tokenize
 
@@ -22,7 +20,3 @@ def main():
             print(f"  {i + 1}/{len(lines)} lines", flush=True)
     write_lines(a.output, out)
     print(f"tokenised {len(out)} lines of {a.input}", flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)

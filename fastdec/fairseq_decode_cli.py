@@ -1,14 +1,11 @@
-#!/usr/bin/env python
-"""Decode a binarised split with fairseq-generate; write BPE-free tokenised and detokenised hypotheses + timing."""
+"""``fastdec fairseq-decode``: decode a binarised split with fairseq-generate; write BPE-free tokenised and
+detokenised hypotheses + timing."""
 import argparse
 import json
 import sys
 
-from _common import run_cli
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--data-bin", required=True)
     ap.add_argument("--checkpoint", required=True)
     ap.add_argument("--subset", default="test")
@@ -23,7 +20,9 @@ def main():
     ap.add_argument("--tok-out", required=True, help="hypotheses, Moses-tokenised, BPE removed")
     ap.add_argument("--detok-out", help="hypotheses, detokenised")
     ap.add_argument("--timing", required=True)
-    a = ap.parse_args()
+
+
+def main(a: argparse.Namespace) -> int:
     if a.beam < 1:
         raise ValueError(f"--beam must be >= 1, got {a.beam}")
     from fastdec.data.parallel import write_lines
@@ -43,7 +42,3 @@ def main():
     with open(a.timing, "w") as fh:
         json.dump(timing, fh, indent=2)
     print(json.dumps(timing), flush=True)
-
-
-if __name__ == "__main__":
-    run_cli(main)
