@@ -124,5 +124,6 @@ def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
     cuda["tracks"] = {**cuda["tracks"], "blockwise": False}  # its int8 heads are CPU-only (another error)
     with pytest.raises(ValueError, match="asks for no GPU"):
         bench_runs(cuda, "R")
-    runs = bench_runs(load("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU
-    assert {r.device for k, r in runs.items() if k.startswith("students/")} == {"cpu"}
+    runs = bench_runs(load("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU, their GPU runs not
+    assert {r.device for k, r in runs.items() if k.startswith("students/bench/")} == {"cpu"}
+    assert {r.device for k, r in runs.items() if k.startswith("students/bench_gpu/")} == {"cuda"}
