@@ -67,9 +67,13 @@ def test_table3_puts_our_12_2_rows_beside_the_papers():
     ours = pd.DataFrame({"system": ["Transformer (beam=5)", "Transformer (beam=1)", "IAD"],
                          "method": ["fairseq-beam5", "fairseq-greedy", "iad"], "eval_set": "bea19 test",
                          "F0.5": [60.0, 59.0, 59.0], "speedup_vs_beam": [1.0, 1.2, 4.0],
+                         "speedup_vs_greedy": [0.8, 0.9, 3.0],
                          "identical_to_greedy_pct": [None, 100.0, 100.0], "source": OURS})
     df = table3(ours, bart_12_2=True).set_index("system")
     assert df.loc["IAD", "paper_F0.5"] == 66.4 and df.loc["IAD", "paper_speedup"] == 9.6
+    # the paper's IAD over its own 12+2 greedy (9.6 / 2.3 over beam) beside ours over the engine's greedy
+    assert df.loc["IAD", "paper_speedup_vs_greedy"] == 4.17 and df.loc["IAD", "speedup_vs_greedy"] == 3.0
+    assert pd.isna(df.loc["Transformer (beam=1)", "paper_speedup_vs_greedy"])
     assert df.loc["Transformer (beam=1)", "paper_system"] == "12+2 BART-Init (beam=1)"
     assert not any(s.startswith("12+2 BART-Init") for s in df.index)  # no longer paper-only rows
     plain = table3(ours).set_index("system")

@@ -47,7 +47,7 @@ def test_train_l0_prune_finetune_and_decode(tiny_databin, tmp_path):
     assert "open_heads" in log and " l0 " in log
     # pruning runs on what training produced (it keeps >= 1 head per layer or fails with a clear error)
     pruned = tmp_path / "pruned.pt"
-    r = subprocess.run([sys.executable, "-m", "fastdec.tracks.students.prune", "--checkpoint", str(gated / "model.pt"),
+    r = subprocess.run([sys.executable, "-m", "fastdec", "students-prune", "--checkpoint", str(gated / "model.pt"),
                         "--data-bin", str(tiny_databin), "--out", str(pruned), "--report", str(tmp_path / "h.json")],
                        env=ENV, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]

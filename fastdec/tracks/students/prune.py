@@ -1,4 +1,5 @@
-"""Remove the heads an L0-trained student switched off: a smaller model, not a masked one.
+"""``fastdec students-prune``: remove the heads an L0-trained student switched off, a smaller model, not a masked
+one.
 
 Each attention's deterministic Hard Concrete gate ``g`` (eval mode) is folded into its output projection
 (``W_o[:, head h] *= g_h``: the head outputs of the gated model were multiplied by exactly these values), the
@@ -8,7 +9,7 @@ ordinary ``efficient_student`` with per-layer head counts (``--encoder-heads`` /
 computes the same function as the gated model in eval mode. Fine-tune it with ``--finetune-from-model OUT
 --heads-from OUT`` (the paper's 100-150k updates after pruning).
 
-CLI: ``python -m fastdec.tracks.students.prune --checkpoint gated.pt --data-bin DIR --out pruned.pt [--report heads.json]``
+CLI: ``fastdec students-prune --checkpoint gated.pt --data-bin DIR --out pruned.pt [--report heads.json]``
 (``--no-prune``: the same fresh start checkpoint of an ungated model, for its L0 phase).
 """
 from __future__ import annotations
@@ -96,8 +97,7 @@ def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = Tru
     return counts
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--checkpoint", required=True, help="gated efficient_student checkpoint (after the L0 phase)")
     ap.add_argument("--data-bin", required=True, help="folder with the dictionaries")
     ap.add_argument("--out", required=True, help="pruned checkpoint to write")
@@ -105,9 +105,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-prune", action="store_true", help="only write a fresh start checkpoint (the L0 phase's)")
     ap.add_argument("--min-heads-per-layer", type=int, default=0,
                     help="0: a layer whose gates all closed is an error; N: it keeps its N most open heads, zeroed")
-    a = ap.parse_args(argv)
+
+
+def main(a: argparse.Namespace) -> int:
     if a.min_heads_per_layer < 0:
-        ap.error(f"--min-heads-per-layer must be >= 0, got {a.min_heads_per_layer}")
+        raise ValueError(f"--min-heads-per-layer must be >= 0, got {a.min_heads_per_layer}")
     counts = prune_checkpoint(a.checkpoint, a.data_bin, a.out, prune=not a.no_prune,
                               min_heads_per_layer=a.min_heads_per_layer)
     summary = {"heads": counts, "kept": {k: sum(v) for k, v in counts.items()}}
@@ -117,6 +119,3 @@ def main(argv=None) -> int:
     print(json.dumps(summary["kept"]))
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -41,7 +41,7 @@ rule students_warm_start:
         spec=lambda wc: student_spec(STUDENTS, wc.name),
         plugin=P.plugin,
     shell:
-        "$PY -m fastdec.tracks.students.warm_start --verifier {input.verifier} --data-bin {params.data_bin} "
+        "$PY -m fastdec students-warm-start --verifier {input.verifier} --data-bin {params.data_bin} "
         "--spec '{params.spec}' --user-dir {params.plugin} --out {output.init} --report {output.report} > {log} 2>&1"
 
 
@@ -67,5 +67,5 @@ rule students_init:
         no_prune=lambda wc: "" if init_source(STUDENTS, wc.name, R)[1] else "--no-prune",
         min_heads=STUDENTS["pruning"]["min_heads_per_layer"],
     shell:
-        "$PY -m fastdec.tracks.students.prune --checkpoint {input.model} --data-bin {params.data_bin} "
+        "$PY -m fastdec students-prune --checkpoint {input.model} --data-bin {params.data_bin} "
         "--out {output.init} --report {output.heads} --min-heads-per-layer {params.min_heads} {params.no_prune} > {log} 2>&1"

@@ -1,4 +1,5 @@
-"""Per-token decoding cost of student structures at equal output length (CPU, batch 1), interleaved in one process.
+"""Per-token decoding cost of student structures at equal output length (CPU, batch 1), interleaved in one process:
+``fastdec students-speed``.
 
 Trained students of the demo differ in output length (and under CPU contention in how far they trained), so their
 words-per-second mix decoder cost with output behaviour. This measurement isolates the decoder's cost: every
@@ -14,7 +15,7 @@ MEDIAN over rounds of (baseline time / its time) within the same round, so burst
 (which make a "fastest of N" comparison a matter of luck) hit both sides of each ratio alike. The ratios are the
 result; the tokens/s columns are medians too and only as good as the machine was quiet.
 
-CLI: ``python -m fastdec.tracks.students.speed --embed-dim 128 --heads 4 --vocab 8000 --steps 30 --out speed.csv``.
+CLI: ``fastdec students-speed --embed-dim 128 --heads 4 --vocab 8000 --steps 30 --out speed.csv``.
 """
 from __future__ import annotations
 
@@ -114,10 +115,7 @@ def measure(embed_dim: int = 128, heads: int = 4, vocab: int = 8000, src_len: in
     return rows
 
 
-def main(argv=None) -> int:
-    import pandas as pd
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--embed-dim", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=8000)
@@ -125,7 +123,11 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--out", help="CSV file")
-    a = ap.parse_args(argv)
+
+
+def main(a: argparse.Namespace) -> int:
+    import pandas as pd
+
     df = pd.DataFrame(measure(a.embed_dim, a.heads, a.vocab, a.src_len, a.steps, a.rounds))
     print(df.to_string(index=False), flush=True)
     print(f"(median of {a.rounds} rounds, {a.steps} output tokens, source {a.src_len} tokens, one thread)")
@@ -133,6 +135,3 @@ def main(argv=None) -> int:
         df.to_csv(a.out, index=False)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Start a student from the AT verifier's weights (``students.init_from: verifier``): every parameter whose name and
 shape the two models share is copied; the rest (SSRU / AAN self-attention, encoder or decoder layers deeper than the
-verifier's) keep their fresh initialisation.
+verifier's) keep their fresh initialisation. ``fastdec students-warm-start`` writes that first checkpoint.
 
 Why: on the demo's few minutes of CPU a student trained from scratch reaches BLEU 1-6 against the verifier's ~20
 (docs/PERFORMANCE.md), so Hsu et al.'s claims ("BLEU within 1.0 of the standard decoder") cannot be checked at all.
@@ -12,7 +12,7 @@ lowest layers. A deeper student's extra layers start with zero output projection
 ``fc2``): in a pre-norm model such a layer adds nothing to the residual stream, so the deep student starts by
 computing what the verifier's layers compute, and training grows the new layers from there.
 
-CLI: ``python -m fastdec.tracks.students.warm_start --verifier model.pt --data-bin DIR --spec JSON --user-dir PLUGIN
+CLI: ``fastdec students-warm-start --verifier model.pt --data-bin DIR --spec JSON --user-dir PLUGIN
 --out init.pt [--report copied.json]``; ``--spec`` is the student's training spec (what the training rule gets).
 """
 from __future__ import annotations
@@ -115,15 +115,16 @@ def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str
     return report
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--verifier", required=True)
     ap.add_argument("--data-bin", required=True)
     ap.add_argument("--spec", required=True, help="the student's training spec (JSON)")
     ap.add_argument("--user-dir", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--report", help="JSON file: the names copied from the verifier and those left fresh")
-    a = ap.parse_args(argv)
+
+
+def main(a: argparse.Namespace) -> int:
     report = warm_start(a.verifier, a.data_bin, json.loads(a.spec), a.user_dir, a.out)
     print(f"{len(report['copied'])} tensors from {a.verifier}, {len(report['fresh'])} fresh: "
           f"{', '.join(report['fresh']) or '-'}", flush=True)
@@ -132,6 +133,3 @@ def main(argv=None) -> int:
             json.dump(report, f, indent=1)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

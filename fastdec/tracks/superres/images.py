@@ -1,4 +1,5 @@
-"""Super-resolution data from images a package ships (Stern et al. 2018, Sec. 7.2, at demo scale).
+"""Super-resolution data from images a package ships (Stern et al. 2018, Sec. 7.2, at demo scale), or from the
+CelebA archive at the paper's: ``fastdec superres-data``.
 
 The paper maps 8x8 CelebA faces to 32x32 with an Image Transformer, every output an intensity token (0-255) in raster
 order. Offline on a CPU the track cuts a face photograph that matplotlib ships (``grace_hopper.jpg``, 512x600) into
@@ -17,6 +18,7 @@ development (Table 2's set), the rest test.
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Dict, Tuple
 
@@ -142,12 +144,7 @@ def write_celeba_corpus(out: Path, archive: str, *, side: int, scale: int, train
     return {split: len(members) for split, members in splits.items()}
 
 
-def main(argv=None) -> None:
-    """The data job of the track: ``python -m fastdec.tracks.superres.images --out DIR ...``."""
-    import argparse
-    import json
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", required=True, help="folder of {train,valid,test}.{lr,hr}")
     ap.add_argument("--image", default=SAMPLE_IMAGES[0])
     ap.add_argument("--side", type=int, default=8, help="high-resolution patch side (pixels)")
@@ -162,14 +159,19 @@ def main(argv=None) -> None:
                                      "patches of the sample image")
     ap.add_argument("--train-images", type=int, default=162770, help="CelebA: the archive's first N faces train")
     ap.add_argument("--dev-images", type=int, default=19867, help="CelebA: the next N faces are the development set")
-    a = ap.parse_args(argv)
+
+
+def main(a: argparse.Namespace) -> int:
+    """The data job of the track: ``fastdec superres-data --out DIR ...``."""
+    import json
+
     if a.celeba:
         sizes = write_celeba_corpus(Path(a.out), a.celeba, side=a.side, scale=a.scale, train_images=a.train_images,
                                     dev_images=a.dev_images, valid=a.valid, test=a.test, max_train=a.max_train)
         info = {"archive": a.celeba, "side": a.side, "scale": a.scale, "channels": "rgb", "images": sizes}
         (Path(a.out) / "corpus.json").write_text(json.dumps(info, indent=2))
         print(json.dumps(info), flush=True)
-        return
+        return 0
     image = sample_image(a.image)
     sizes = write_corpus(Path(a.out), image, side=a.side, scale=a.scale, stride=a.stride, held_out=a.held_out,
                          valid=a.valid, test=a.test, seed=a.seed, max_train=a.max_train)
@@ -177,7 +179,4 @@ def main(argv=None) -> None:
             "held_out": a.held_out, "patches": sizes}
     (Path(a.out) / "corpus.json").write_text(json.dumps(info, indent=2))
     print(json.dumps(info), flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

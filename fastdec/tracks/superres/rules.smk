@@ -24,7 +24,7 @@ rule superres_data:
         out=lambda wc, output: os.path.dirname(output[0]),
         args=superres_plan.data_args(SR),
     shell:
-        "$PY -m fastdec.tracks.superres.images --out {params.out} {params.args} > {log} 2>&1"
+        "$PY -m fastdec superres-data --out {params.out} {params.args} > {log} 2>&1"
 
 
 rule superres_binarize:
