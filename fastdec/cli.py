@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
-# fairseq checkpoints are pickled Namespaces: torch >= 2.6 defaults to weights-only loading
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 # name -> (module, one line for `fastdec --help`)
 COMMANDS = {

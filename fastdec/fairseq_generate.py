@@ -54,8 +54,7 @@ def parse_generate_output(text: str, log_text: str = "") -> tuple[list[str], dic
 
 
 def run_generate(cmd: list[str], threads: int = 1, log=None) -> tuple[list[str], dict]:
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     if log:
         print("+ " + " ".join(cmd), file=log, flush=True)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)

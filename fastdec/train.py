@@ -193,8 +193,7 @@ def _train_locked(cmd: list[str], save: Path, model_out: str, summary_out: str, 
     resumed = (save / "checkpoint_last.pt").exists()
     if resumed:
         print(f"resuming from {save / 'checkpoint_last.pt'}", flush=True)
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     print("+ " + " ".join(cmd), flush=True)
     t0 = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -57,9 +57,7 @@ def load_model(checkpoint, data_bin=None, *, device: Any = "cpu", dtype: Any = N
     """Load one fairseq checkpoint as a :class:`LoadedModel` on ``device`` in ``dtype``.
 
     ``data_bin`` is the folder holding ``dict.{src,tgt}.txt`` (overrides the checkpoint's ``data``).
-    Set ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` is done here for fairseq's pickled checkpoints.
     """
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     dev, dt = resolve_device_dtype(device, dtype)
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():

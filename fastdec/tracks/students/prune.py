@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Dict, List
 
 import torch
@@ -78,7 +77,6 @@ def prune_checkpoint(checkpoint: str, data_bin: str, out: str, prune: bool = Tru
     """Write ``out``: the start of the next training phase, ``checkpoint`` pruned (``prune``; a gated checkpoint) or
     as it is, without optimizer state and with a fresh data-loader state (the training-time record is dropped here
     too; fastdec.train.fresh_start does that for every ``--finetune-from-model`` start)."""
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
 
     from fastdec.engine.load import load_model

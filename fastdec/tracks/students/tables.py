@@ -10,7 +10,6 @@ counts come from each checkpoint.
 """
 from __future__ import annotations
 
-import os
 from typing import Dict, List, Optional
 
 import pandas as pd
@@ -22,10 +21,9 @@ def model_info(checkpoint: str) -> dict:
     """Parameters (distinct tensors of the model state: tied embeddings count once), the decoder's own and its
     feed-forward part (``decoder_params``, ``decoder_ffn_params``: Hsu §2.3) and heads per attention kind
     (``heads_enc``, ``heads_encdec``, ``heads_dec``) of one checkpoint."""
-    from fastdec.tracks.students.sizes import checkpoint_decoder_split
-
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
+
+    from fastdec.tracks.students.sizes import checkpoint_decoder_split
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     cfg = state["cfg"]["model"]

@@ -94,7 +94,6 @@ def _check_compatible(verifier_cfg, student_cfg, verifier: str) -> None:
 
 
 def warm_start(verifier: str, data_bin: str, spec: dict, user_dir: str, out: str) -> Dict[str, List[str]]:
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
     from omegaconf import OmegaConf
 
