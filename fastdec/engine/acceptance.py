@@ -153,11 +153,12 @@ class ExactRule(AcceptanceRule):
             start, size = end, size * 2
 
     def accept_batch(self, drafts, project):
-        """Every row decided as :meth:`accept_from_hidden` decides it. On the fast backend (``project.fused``) each
-        row's tokens come from the verifier's fused projection, row by row, exactly as at batch 1. Else the rows
-        still undecided are projected together, chunk by chunk on CPU (8, 16, 32 ... positions; one host transfer
-        per chunk), all positions at once on CUDA."""
-        if project.fused is not None:
+        """Every row decided as :meth:`accept_from_hidden` decides it: the rows still undecided are projected
+        together, chunk by chunk on CPU (8, 16, 32 ... positions; one host transfer per chunk), all positions at
+        once on CUDA. On the fast backend (``project.fused_rows``) a chunk's real positions of every row go through
+        the verifier's fused projection in one C call, each row's tokens those of its batch-1 pass; a verifier with
+        only the per-sentence fused projection (``project.fused``) decides row by row, as at batch 1."""
+        if project.fused is not None and project.fused_rows is None:
             return [self.accept_from_hidden(d, project.row(b)) for b, d in enumerate(drafts)]
         top1: List[List[int]] = [[] for _ in drafts]
         undecided = list(range(len(drafts)))
@@ -166,7 +167,8 @@ class ExactRule(AcceptanceRule):
         while undecided:
             end = min(width, start + size)
             still = []
-            for b, row in zip(undecided, project.top1(undecided, start, end)):
+            lengths = [len(drafts[b]) + 1 for b in undecided]
+            for b, row in zip(undecided, project.top1(undecided, start, end, lengths)):
                 draft = drafts[b]
                 row = row[: len(draft) + 1 - start]
                 top1[b] += row

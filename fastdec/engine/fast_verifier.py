@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -140,6 +140,8 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_logits.argtypes = [p, p, i, p]
     lib.fd_top1.restype = i
     lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p, p]
+    lib.fd_top1_rows.restype = i
+    lib.fd_top1_rows.argtypes = [p, p, i, p, p, d, i, i, i, p]
     _LIBS[dtype] = lib
     return lib
 
@@ -357,6 +359,23 @@ class FastVerifier(Verifier):
         out = (ctypes.c_int64 * n)()
         rc = self.lib.fd_top1(self._decoder.ptr, hidden.data_ptr(), n, step, max_len, float(unk_penalty), self.eos,
                               self.pad, self.unk, None, out)
+        if rc != 0:
+            raise MemoryError("the fast backend could not allocate its scratch memory")
+        return list(out)
+
+    def masked_top1_rows(self, hidden: Tensor, steps: Sequence[int], max_lens: Sequence[int],
+                         unk_penalty: float = 0.0) -> List[int]:
+        """:meth:`masked_top1` of rows from several sentences in one C call: row ``r`` of ``hidden`` ``[n, C]``
+        predicts output step ``steps[r]`` of a sentence of at most ``max_lens[r]`` tokens. The projection's weights are
+        streamed once for all rows, and each row's token is the one :meth:`masked_top1` gives it alone."""
+        hidden = hidden.contiguous()
+        n = hidden.size(0)
+        if len(steps) != n or len(max_lens) != n:
+            raise ValueError(f"{n} rows, {len(steps)} steps and {len(max_lens)} max lengths")
+        out = (ctypes.c_int64 * n)()
+        rc = self.lib.fd_top1_rows(self._decoder.ptr, hidden.data_ptr(), n, (ctypes.c_int * n)(*steps),
+                                   (ctypes.c_int * n)(*max_lens), float(unk_penalty), self.eos, self.pad, self.unk,
+                                   out)
         if rc != 0:
             raise MemoryError("the fast backend could not allocate its scratch memory")
         return list(out)

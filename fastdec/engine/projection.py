@@ -81,13 +81,15 @@ class BatchedMaskedLogProbs:
     ``i`` predicts output step ``steps[b] + i``), projected as :class:`AcceptanceRule.accept_batch
     <fastdec.engine.acceptance.AcceptanceRule.accept_batch>` asks. Built once per batch; :meth:`of` per pass."""
 
-    __slots__ = ("verifier", "unk_penalty", "lazy", "fused", "hidden", "steps", "max_lens")
+    __slots__ = ("verifier", "unk_penalty", "lazy", "fused", "fused_rows", "hidden", "steps", "max_lens")
 
     def __init__(self, verifier, unk_penalty: float = 0.0):
         self.verifier, self.unk_penalty = verifier, unk_penalty
         self.lazy = verifier.device.type == "cpu"  # as MaskedLogProbs.lazy
-        # the fast backend's fused projection + masked argmax, one row at a time (else None)
+        # the fast backend's fused projection + masked argmax: one sentence's rows, or rows of many sentences in one
+        # call (else None)
         self.fused = getattr(verifier, "masked_top1", None)
+        self.fused_rows = getattr(verifier, "masked_top1_rows", None)
         self.hidden: Optional[Tensor] = None
         self.steps: List[int] = []
         self.max_lens: List[int] = []
@@ -112,10 +114,29 @@ class BatchedMaskedLogProbs:
         eos = self.verifier.eos
         return [constrain_steps(lp_all[b, :c], self.steps[b], self.max_lens[b], eos) for b, c in enumerate(counts)]
 
-    def top1(self, rows: List[int], start: int, end: int) -> List[List[int]]:
+    def top1(self, rows: List[int], start: int, end: int,
+             lengths: Optional[Sequence[int]] = None) -> List[List[int]]:
         """The verifier's tokens of positions ``start .. end - 1`` of each of ``rows`` (ascending row indices): the
-        masked argmax, ``rows`` projected together (one host transfer)."""
+        masked argmax, ``rows`` projected together (one host transfer). ``lengths[i]`` (optional): row ``rows[i]``'s
+        real positions; a row gets no tokens past them. With the fast backend's ``masked_top1_rows`` only the real
+        positions are projected, all rows in one C call."""
         hidden = self.hidden
+        if self.fused_rows is not None:
+            ends = [min(end, lengths[i]) if lengths is not None else end for i in range(len(rows))]
+            width = hidden.size(1)
+            flat = [b * width + p for b, e in zip(rows, ends) for p in range(start, e)]
+            if not flat:
+                return [[] for _ in rows]
+            h = hidden.reshape(-1, hidden.size(-1)).index_select(0, torch.tensor(flat))
+            steps = [self.steps[b] + p for b, e in zip(rows, ends) for p in range(start, e)]
+            lens = [self.max_lens[b] for b, e in zip(rows, ends) for _ in range(start, e)]
+            tokens = self.fused_rows(h, steps, lens, self.unk_penalty)
+            out, at = [], 0
+            for e in ends:
+                k = max(e - start, 0)
+                out.append(tokens[at: at + k])
+                at += k
+            return out
         if len(rows) == hidden.size(0):
             h = hidden[:, start:end]
         else:

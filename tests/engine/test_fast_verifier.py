@@ -245,3 +245,43 @@ def test_screened_argmax_is_the_float_argmax_bit_for_bit_at_near_ties():
         banned = torch.rand(w.size(0), generator=g) < 0.5
         allowed = fast.output_layer(hidden).masked_fill(banned, float("-inf")).argmax(-1).tolist()
         assert fast.allowed_top1(hidden, banned) == allowed, trial
+
+
+@pytest.mark.parametrize("dtype,quantize", [(torch.float32, None), (torch.float64, None), (torch.float32, "int8")])
+def test_rows_of_several_sentences_in_one_call_get_their_own_tokens(dtype, quantize):
+    """masked_top1_rows (a batched pass's rows, each at its own step and length limit, one C call) gives every row
+    the token masked_top1 gives it alone: the screened float path and the int8 path, step 0 and past max_len."""
+    model, d, fast = fast_model("wide", dtype, quantize)
+    g = torch.Generator().manual_seed(3)
+    for trial in range(20):
+        n = int(torch.randint(1, 40, (), generator=g))
+        hidden = (torch.randn(n, WIDE["embed_dim"], generator=g) * 2).to(dtype)
+        steps = torch.randint(0, 6, (n,), generator=g).tolist()
+        max_lens = torch.randint(1, 8, (n,), generator=g).tolist()
+        alone = [fast.masked_top1(hidden[r:r + 1], steps[r], max_lens[r], 1.5)[0] for r in range(n)]
+        assert fast.masked_top1_rows(hidden, steps, max_lens, 1.5) == alone, trial
+        assert any(s >= m for s, m in zip(steps, max_lens)) or trial < 19  # the length limit is exercised
+    with pytest.raises(ValueError, match="2 rows, 1 steps"):
+        fast.masked_top1_rows(hidden[:2], [0], [3, 3])
+
+
+def test_int8_linear_layers_are_exact_integer_sums():
+    """The int8 kernels (VNNI or plain C) compute b + (sum_i Wq[o, i] xq[i]) sx sw[o] with the integer sum exact: the
+    output layer of an int8 model equals that formula evaluated in int64, on an input width that is no multiple of
+    4 (the padded quads)."""
+    model, d, _ = build_random_transformer(seed=11, dtype=torch.float32, max_positions=32, embed_dim=18, ffn_dim=37,
+                                           heads=2, n_symbols=90, share_all_embeddings=False)
+    fast = FastVerifier(model, quantize="int8")
+    W = model.decoder.output_projection.weight.detach().float()
+    bias = getattr(model.decoder.output_projection, "bias", None)
+    b = torch.zeros(W.size(0)) if bias is None else bias.detach().float()
+    sw = W.abs().amax(1) / 127
+    Wq = torch.round(W / sw[:, None]).long()
+    x = torch.randn(7, W.size(1), generator=torch.Generator().manual_seed(1)) * 3
+    sx = x.abs().amax(1) / 127
+    xq = torch.round(x / sx[:, None]).long()
+    acc = xq @ Wq.T
+    expected = (acc.double() * (sx[:, None] * sw[None, :]).double() + b.double()).float()
+    got = fast.output_layer(x)
+    ulp = torch.finfo(torch.float32).eps * expected.abs().clamp_min(1e-30)
+    assert ((got - expected).abs() <= ulp).all()

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512BW__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -66,9 +66,10 @@ typedef struct {
 struct Packed {
     int O, K, panels;
     real *p;      /* [panels][K][PW] */
-    int Kp;       /* int8: K rounded up to even (input pairs) */
-    int8_t *q;    /* int8: [panels][Kp / 2][PW][2], the weights over their row's scale */
+    int Kp;       /* int8: K rounded up to a multiple of 4 (input quads) */
+    int8_t *q;    /* int8: [panels][Kp / 4][PW][4], the weights over their row's scale */
     real *scale;  /* int8: [panels * PW], max |W[o]| / 127 */
+    int32_t *wsum; /* int8: [panels * PW], sum_i q[o, i] (the unsigned-input kernel's correction) */
 };
 
 static int pack(Packed *P, const real *W, int O, int K) {
@@ -112,18 +113,20 @@ static inline __attribute__((always_inline)) void panel_kernel(int G, int R, con
 /* int8: y[o] = b[o] + (sum_i Wq[o, i] xq[i]) * (sx * sw[o]), the sum exact in 32-bit integers (so any order gives
  * the same), the input quantised per row (sx = max |x| / 127): again nothing depends on the rows fed with it. */
 static int pack_int8(Packed *P, const real *W, int O, int K) {
-    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = K + K % 2;
+    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = (K + 3) / 4 * 4;
     P->q = (int8_t *)calloc((size_t)P->panels * P->Kp * PW, 1);
     P->scale = (real *)calloc((size_t)P->panels * PW, sizeof(real));
-    if (!P->q || !P->scale) return -1;
+    P->wsum = (int32_t *)calloc((size_t)P->panels * PW, sizeof(int32_t));
+    if (!P->q || !P->scale || !P->wsum) return -1;
     for (int o = 0; o < O; o++) {
         real mx = 0;
         for (int i = 0; i < K; i++) mx = fabs(W[(size_t)o * K + i]) > mx ? fabs(W[(size_t)o * K + i]) : mx;
         const real sc = mx > 0 ? mx / 127 : 1;
         P->scale[o] = sc;
         for (int i = 0; i < K; i++) {
-            const size_t at = (((size_t)(o / PW) * (P->Kp / 2) + i / 2) * PW + o % PW) * 2 + i % 2;
+            const size_t at = (((size_t)(o / PW) * (P->Kp / 4) + i / 4) * PW + o % PW) * 4 + i % 4;
             P->q[at] = (int8_t)nearbyint(W[(size_t)o * K + i] / sc);
+            P->wsum[o] += P->q[at];
         }
     }
     return 0;
@@ -136,34 +139,39 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
     const int Kp = P->Kp;
     int32_t acc[4][4][PW];
     const int8_t *w = P->q + (size_t)panel0 * Kp * PW;
-#if defined(__AVX512BW__) && PW == 16
-    /* a pair of inputs per step: 16 outputs x 2 weights widened to int16, multiplied with (x[i], x[i+1]) and summed
-     * in pairs into 16 int32 lanes (vpmaddwd) */
+#if defined(__AVX512VNNI__) && PW == 16
+    /* four inputs per step: vpdpbusd multiplies unsigned by signed bytes, so the inputs are shifted to x + 128
+     * (x ^ 0x80) and 128 sum_i Wq[o, i] is taken off at the end -- exact integers, the same sum */
     __m512i a[4][4];
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int g = 0; g < G; g++)
         for (int r = 0; r < R; r++) a[g][r] = _mm512_setzero_si512();
-    for (int i = 0; i < Kp; i += 2) {
+    for (int i = 0; i < Kp; i += 4) {
         __m512i xv[4];
-        for (int r = 0; r < R; r++)
-            xv[r] = _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i] |
-                                                ((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i + 1] << 16)));
+        for (int r = 0; r < R; r++) {
+            int32_t quad;
+            memcpy(&quad, X + (size_t)r * Kp + i, 4);
+            xv[r] = _mm512_xor_si512(_mm512_set1_epi32(quad), flip);
+        }
         for (int g = 0; g < G; g++) {
-            const __m512i wv = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w + ((size_t)g * Kp + i) * PW)));
-            for (int r = 0; r < R; r++) a[g][r] = _mm512_add_epi32(a[g][r], _mm512_madd_epi16(wv, xv[r]));
+            const __m512i wv = _mm512_loadu_si512((const void *)(w + ((size_t)g * Kp + i) * PW));
+            for (int r = 0; r < R; r++) a[g][r] = _mm512_dpbusd_epi32(a[g][r], xv[r], wv);
         }
     }
-    for (int g = 0; g < G; g++)
-        for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], a[g][r]);
+    for (int g = 0; g < G; g++) {
+        const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
+        for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], _mm512_sub_epi32(a[g][r], corr));
+    }
 #else
     for (int g = 0; g < G; g++)
         for (int r = 0; r < R; r++)
             for (int l = 0; l < PW; l++) acc[g][r][l] = 0;
-    for (int i = 0; i < Kp; i += 2)
+    for (int i = 0; i < Kp; i += 4)
         for (int g = 0; g < G; g++)
             for (int r = 0; r < R; r++) {
-                const int32_t x0 = X[(size_t)r * Kp + i], x1 = X[(size_t)r * Kp + i + 1];
-                const int8_t *wp = w + ((size_t)g * Kp + i) * PW;
-                for (int l = 0; l < PW; l++) acc[g][r][l] += wp[2 * l] * x0 + wp[2 * l + 1] * x1;
+                const int8_t *x = X + (size_t)r * Kp + i, *wp = w + ((size_t)g * Kp + i) * PW;
+                for (int l = 0; l < PW; l++)
+                    acc[g][r][l] += wp[4 * l] * x[0] + wp[4 * l + 1] * x[1] + wp[4 * l + 2] * x[2] + wp[4 * l + 3] * x[3];
             }
 #endif
     for (int g = 0; g < G; g++) {
@@ -217,10 +225,24 @@ static int8_t *quantize_rows(Model *m, const real *X, int n, int K, int Kp, real
         const real *x = X + (size_t)r * K;
         int8_t *q = m->qscratch + (size_t)r * Kp;
         real mx = 0;
-        for (int i = 0; i < K; i++) mx = fabs(x[i]) > mx ? fabs(x[i]) : mx;
+        int i = 0;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+        /* the same values as the plain loops: a maximum in any order, an IEEE division, round to nearest even */
+        __m512 mv = _mm512_setzero_ps();
+        for (; i + 16 <= K; i += 16) mv = _mm512_max_ps(mv, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+        mx = _mm512_reduce_max_ps(mv);
+#endif
+        for (; i < K; i++) mx = fabs(x[i]) > mx ? fabs(x[i]) : mx;
         sx[r] = mx > 0 ? mx / 127 : 1;
-        for (int i = 0; i < K; i++) q[i] = (int8_t)nearbyint(x[i] / sx[r]);
-        for (int i = K; i < Kp; i++) q[i] = 0;
+        i = 0;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+        const __m512 dv = _mm512_set1_ps(sx[r]);
+        for (; i + 16 <= K; i += 16)
+            _mm_storeu_si128((__m128i *)(q + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(
+                _mm512_div_ps(_mm512_loadu_ps(x + i), dv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))));
+#endif
+        for (; i < K; i++) q[i] = (int8_t)nearbyint(x[i] / sx[r]);
+        for (i = K; i < Kp; i++) q[i] = 0;
     }
     *sx_out = sx;
     return m->qscratch;
@@ -263,6 +285,20 @@ static real activation(real x, int act) {
     }
 }
 
+/* x[i] = activation(x[i]) for i < n; ReLU as max(x, 0) 16 at a time (the same values: +0 for -0 and NaN). */
+static void activate(real *x, size_t n, int act) {
+    size_t i = 0;
+    if (act == ACT_RELU) {
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+        const __m512 zero = _mm512_setzero_ps();
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, _mm512_max_ps(_mm512_loadu_ps(x + i), zero));
+#endif
+        for (; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+        return;
+    }
+    for (; i < n; i++) x[i] = activation(x[i], act);
+}
+
 #if REAL_IS_DOUBLE
 static inline real exp_real(real x) { return exp(x); }
 #else
@@ -287,24 +323,82 @@ static inline float exp_real(float x) {
 /* One head of one row: softmax(q . keys) values -> out[D], over T positions. Kt: the keys transposed, [D][ldk]
  * (row d holds dimension d of every position, so the T scores are computed side by side, each as a sum over d in
  * ascending order); V: [T][D]; q already scaled; p: [T] scratch. */
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+/* The tail mask of 16-lane block b when `left` lanes remain from the block's start. */
+static inline __mmask16 lanes(int left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
+
+/* p[j0 + l] = sum_d q[d] k[d][j0 + l] for NB blocks of 16 positions (accumulators in registers; constant NB). */
+static inline __attribute__((always_inline)) void scores_block(int NB, const real *q, const real *Kt, size_t ldk,
+                                                               int j0, int T, int D, real *p) {
+    __m512 acc[4];
+    __mmask16 mk[4];
+    for (int b = 0; b < NB; b++) { mk[b] = lanes(T - j0 - 16 * b); acc[b] = _mm512_setzero_ps(); }
+    for (int d = 0; d < D; d++) {
+        const __m512 qd = _mm512_set1_ps(q[d]);
+        const real *k = Kt + (size_t)d * ldk + j0;
+        for (int b = 0; b < NB; b++) acc[b] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mk[b], k + 16 * b), acc[b]);
+    }
+    for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(p + j0 + 16 * b, mk[b], acc[b]);
+}
+
+/* out[d0 + l] = inv sum_j p[j] V[j][d0 + l] for NB blocks of 16 dimensions. */
+static inline __attribute__((always_inline)) void values_block(int NB, const real *p, const real *V, int T, int D,
+                                                               int d0, real inv, real *out) {
+    __m512 acc[4];
+    __mmask16 mk[4];
+    for (int b = 0; b < NB; b++) { mk[b] = lanes(D - d0 - 16 * b); acc[b] = _mm512_setzero_ps(); }
+    for (int j = 0; j < T; j++) {
+        const __m512 pj = _mm512_set1_ps(p[j]);
+        const real *v = V + (size_t)j * D + d0;
+        for (int b = 0; b < NB; b++) acc[b] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), acc[b]);
+    }
+    const __m512 iv = _mm512_set1_ps(inv);
+    for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(out + d0 + 16 * b, mk[b], _mm512_mul_ps(acc[b], iv));
+}
+#endif
+
 static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p, real *out) {
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    /* the same arithmetic, each element's sums in the same order, with the accumulators held in registers (the
+     * plain loops below keep them in memory: a store-to-load chain per input) */
+    for (int j0 = 0; j0 < T; j0 += 64) {
+        switch ((T - j0 + 15) / 16) {
+        case 1: scores_block(1, q, Kt, ldk, j0, T, D, p); break;
+        case 2: scores_block(2, q, Kt, ldk, j0, T, D, p); break;
+        case 3: scores_block(3, q, Kt, ldk, j0, T, D, p); break;
+        default: scores_block(4, q, Kt, ldk, j0, T, D, p);
+        }
+    }
+#else
     for (int j = 0; j < T; j++) p[j] = 0;
     for (int d = 0; d < D; d++) {
         const real qd = q[d], *k = Kt + (size_t)d * ldk;
         for (int j = 0; j < T; j++) p[j] = FMA(qd, k[j], p[j]);
     }
+#endif
     real m = -INFINITY;
     for (int j = 0; j < T; j++) m = p[j] > m ? p[j] : m;
     for (int j = 0; j < T; j++) p[j] = exp_real(p[j] - m);
     real sum = 0;
     for (int j = 0; j < T; j++) sum += p[j];
+    const real inv = 1 / sum;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    for (int d0 = 0; d0 < D; d0 += 64) {
+        switch ((D - d0 + 15) / 16) {
+        case 1: values_block(1, p, V, T, D, d0, inv, out); break;
+        case 2: values_block(2, p, V, T, D, d0, inv, out); break;
+        case 3: values_block(3, p, V, T, D, d0, inv, out); break;
+        default: values_block(4, p, V, T, D, d0, inv, out);
+        }
+    }
+#else
     for (int d = 0; d < D; d++) out[d] = 0;
     for (int j = 0; j < T; j++) {
         const real pj = p[j], *v = V + (size_t)j * D;
         for (int d = 0; d < D; d++) out[d] = FMA(pj, v[d], out[d]);
     }
-    const real inv = 1 / sum;
     for (int d = 0; d < D; d++) out[d] *= inv;
+#endif
 }
 
 static real *scratch(Model *m, size_t n) {
@@ -364,9 +458,9 @@ void fd_free(void *handle) {
     if (!m) return;
     if (m->packed)
         for (int i = 0; i <= N_PACKED * m->L; i++) {
-            free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale);
+            free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale); free(m->packed[i].wsum);
         }
-    if (m->screen) { free(m->screen->q); free(m->screen->scale); }
+    if (m->screen) { free(m->screen->q); free(m->screen->scale); free(m->screen->wsum); }
     free(m->screen); free(m->eps_x); free(m->eps_s);
     free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
 }
@@ -451,7 +545,7 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
         /* feed-forward */
         if (m->pre_norm) layer_norm_rows(x, h, N, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
         if (linear(m, m->pre_norm ? h : x, N, &P[P_FC1], w[B_FC1], big)) return -1;
-        for (size_t i = 0; i < (size_t)N * F; i++) big[i] = activation(big[i], m->act);
+        activate(big, (size_t)N * F, m->act);
         if (linear(m, big, N, &P[P_FC2], w[B_FC2], h)) return -1;
         for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
         if (!m->pre_norm) layer_norm_rows(x, x, N, E, w[LN_FF_W], w[LN_FF_B], eps[2]);
@@ -487,9 +581,11 @@ int fd_forward_batch(void *handle, const int64_t *tokens, const int *n, int B, c
 
 /* The verifier's token for each of n rows of final features, under fairseq's beam-1 constraints: never padding,
  * unk_penalty subtracted from UNK, no EOS as the first output token (step 0), only EOS from step max_len on.
- * Row r predicts output step step0 + r. The argmax of the logits is the argmax of the log-probabilities (a per-row
- * constant apart); ties go to the lowest id, like torch.argmax. ban (or NULL): a 0/1 byte per id, 1 = never chosen
- * (a drafter's banned symbols). Returns 0, or -1 without scratch memory. */
+ * Row r predicts output step steps[r] and stops at maxl[r] (the rows may come from different sentences: a batched
+ * pass decides all its rows in one call, the projection's weights streamed once for all of them). The argmax of the
+ * logits is the argmax of the log-probabilities (a per-row constant apart); ties go to the lowest id, like
+ * torch.argmax. ban (or NULL): a 0/1 byte per id, 1 = never chosen (a drafter's banned symbols). Every row's token
+ * depends on that row alone. Returns 0, or -1 without scratch memory. */
 /* Output o's logit exactly as the float kernels compute it (the bias, then a fused multiply-add per input in
  * ascending order: panel_kernel's arithmetic for one output). */
 static real exact_logit(const Packed *P, int o, const real *x, const real *bias) {
@@ -499,16 +595,67 @@ static real exact_logit(const Packed *P, int o, const real *x, const real *bias)
     return acc;
 }
 
-/* fd_top1 of a float model, screened: the int8 copy of the projection (a quarter of the bytes to stream) gives every
+/* The step-independent masks of one row's chunk of logits v (outputs o0 .. o0+width-1), in place. */
+static void mask_chunk(real *v, int o0, int width, int step, double unk_penalty, int eos, int pad, int unk,
+                       const uint8_t *ban) {
+    if (unk >= o0 && unk < o0 + width) v[unk - o0] -= (real)unk_penalty;
+    if (pad >= o0 && pad < o0 + width) v[pad - o0] = (real)-1e30;
+    if (ban)
+        for (int j = 0; j < width; j++) v[j] = ban[o0 + j] ? (real)-1e30 : v[j];
+    if (step == 0 && eos >= o0 && eos < o0 + width) v[eos - o0] = (real)-1e30;
+}
+
+/* The screen's bounds of one row's chunk: u[j] = v[j] + eps[j]; returns max(lo, max_j v[j] - eps[j]). Vectorised
+ * with AVX-512 where the compiler targets it (a max reduction C leaves scalar without -ffast-math); either way the
+ * bounds only select candidates, every candidate is rescored exactly. */
+static real screen_bounds(const real *restrict v, const real *restrict ex, const real *restrict es, real xr, real sr,
+                          int width, real *restrict u, real lo) {
+    int j = 0;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    const __m512 vx = _mm512_set1_ps(xr), vs = _mm512_set1_ps(sr), tiny = _mm512_set1_ps(1e-5f),
+                 one = _mm512_set1_ps(1.0f);
+    __m512 lov = _mm512_set1_ps(lo);
+    for (; j + 16 <= width; j += 16) {
+        const __m512 vv = _mm512_loadu_ps(v + j);
+        __m512 e = _mm512_fmadd_ps(_mm512_loadu_ps(ex + j), vx, _mm512_mul_ps(_mm512_loadu_ps(es + j), vs));
+        e = _mm512_fmadd_ps(tiny, _mm512_add_ps(one, _mm512_abs_ps(vv)), e);
+        _mm512_storeu_ps(u + j, _mm512_add_ps(vv, e));
+        lov = _mm512_max_ps(lov, _mm512_sub_ps(vv, e));
+    }
+    lo = _mm512_reduce_max_ps(lov);
+#endif
+    for (; j < width; j++) {
+        const real eps = ex[j] * xr + es[j] * sr + (real)1e-5 * (1 + (v[j] < 0 ? -v[j] : v[j]));
+        u[j] = v[j] + eps;
+        lo = v[j] - eps > lo ? v[j] - eps : lo;
+    }
+    return lo;
+}
+
+/* The next id >= id in [id, V) whose upper bound u reaches lb (V when none): the candidates' scan, 16 at a time. */
+static int next_candidate(const real *u, int id, int V, real lb) {
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    const __m512 lbv = _mm512_set1_ps(lb);
+    for (; id + 16 <= V; id += 16) {
+        const __mmask16 hit = _mm512_cmp_ps_mask(_mm512_loadu_ps(u + id), lbv, _CMP_GE_OQ);
+        if (hit) return id + __builtin_ctz(hit);
+    }
+#endif
+    for (; id < V; id++)
+        if (u[id] >= lb) return id;
+    return V;
+}
+
+/* The screened top-1 of a float model: the int8 copy of the projection (a quarter of the bytes to stream) gives every
  * logit within a proven bound eps of the float one; only the outputs whose upper bound reaches the largest lower
  * bound can be the argmax, and those are recomputed exactly (exact_logit). The float argmax can only be among them
  * (its upper bound is at least its value, at least every other value, at least every lower bound), so the result is
- * bit for bit fd_top1's without the screen. eps of output o and row r, for x quantised with step sx and w with so:
+ * bit for bit the unscreened top-1's. eps of output o and row r, for x quantised with step sx and w with so:
  * |w.x - wq so . xq sx| <= so/2 |x|_1 + sx/2 (|w|_1 + K so/2) (eps_x, eps_s), widened by 1 % for the float roundings
  * of both sides (at most K u |w|.|x|, u = 2^-24: 0.2 % of the first term at K = 128) and by 1e-5 (1 + |logit|).
  * Masked outputs get a logit of -1e30: far below every bound, never a candidate. */
-static int top1_screened(Model *m, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos,
-                         int pad, int unk, const uint8_t *ban, int64_t *out) {
+static int top1_screened(Model *m, const real *hidden, int n, const int *steps, const int *maxl, double unk_penalty,
+                         int eos, int pad, int unk, const uint8_t *ban, int64_t *out) {
     enum { CHUNK = 16 * PW };
     const int V = m->V, E = m->E;
     const Packed *S = m->screen, *P = m->packed + (size_t)N_PACKED * m->L;
@@ -529,31 +676,21 @@ static int top1_screened(Model *m, const real *hidden, int n, int step0, int max
         const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
         gemm(NULL, xq, sx, n, S, o0 / PW, (o0 + width + PW - 1) / PW, b, approx, CHUNK);
         for (int r = 0; r < n; r++) {
-            const int step = step0 + r;
-            if (step >= max_len) continue;
-            real *v = approx + (size_t)r * CHUNK, *u = ub + (size_t)r * V + o0, lo = lb[r];
-            const real *ex = m->eps_x + o0, *es = m->eps_s + o0, xr = x1[r], sr = sx[r];
-            if (unk >= o0 && unk < o0 + width) v[unk - o0] -= (real)unk_penalty;
-            if (pad >= o0 && pad < o0 + width) v[pad - o0] = (real)-1e30;
-            if (ban)
-                for (int j = 0; j < width; j++) v[j] = ban[o0 + j] ? (real)-1e30 : v[j];
-            if (step == 0 && eos >= o0 && eos < o0 + width) v[eos - o0] = (real)-1e30;
-            for (int j = 0; j < width; j++) {
-                const real eps = ex[j] * xr + es[j] * sr + (real)1e-5 * (1 + fabs(v[j]));
-                u[j] = v[j] + eps;
-                lo = v[j] - eps > lo ? v[j] - eps : lo;
-            }
-            lb[r] = lo;
+            if (steps[r] >= maxl[r]) continue;
+            real *v = approx + (size_t)r * CHUNK;
+            mask_chunk(v, o0, width, steps[r], unk_penalty, eos, pad, unk, ban);
+            lb[r] = screen_bounds(v, m->eps_x + o0, m->eps_s + o0, x1[r], sx[r], width, ub + (size_t)r * V + o0,
+                                  lb[r]);
         }
     }
     for (int r = 0; r < n; r++) {
         out[r] = eos;
-        if (step0 + r >= max_len) continue;
+        if (steps[r] >= maxl[r]) continue;
         real best = -INFINITY;
         const real *u = ub + (size_t)r * V;
         out[r] = -1;
-        for (int id = 0; id < V; id++) {
-            if (!(u[id] >= lb[r]) || id == pad || (id == eos && step0 + r == 0) || (ban && ban[id])) continue;
+        for (int id = next_candidate(u, 0, V, lb[r]); id < V; id = next_candidate(u, id + 1, V, lb[r])) {
+            if (id == pad || (id == eos && steps[r] == 0) || (ban && ban[id])) continue;
             real v = exact_logit(P, id, hidden + (size_t)r * E, b);
             if (id == unk) v -= (real)unk_penalty;
             if (v > best) { best = v; out[r] = id; }
@@ -562,10 +699,28 @@ static int top1_screened(Model *m, const real *hidden, int n, int step0, int max
     return 0;
 }
 
-int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
-            int unk, const uint8_t *ban, int64_t *out) {
-    Model *m = (Model *)handle;
-    if (m->screen) return top1_screened(m, hidden, n, step0, max_len, unk_penalty, eos, pad, unk, ban, out);
+/* The first maximum of v[0 .. width): raises *best (and sets *at to o0 + its index) when above *best. */
+static void chunk_argmax(const real *v, int width, int o0, real *best, int64_t *at) {
+    int j = 0;
+    real mx = *best;
+    int where = -1;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    __m512 mv = _mm512_set1_ps(mx);
+    for (; j + 16 <= width; j += 16) mv = _mm512_max_ps(mv, _mm512_loadu_ps(v + j));
+    const real vmax = _mm512_reduce_max_ps(mv);
+    if (vmax > mx) { /* the first index of the new maximum (ties: the lowest id) */
+        for (int i = 0; i < j; i++)
+            if (v[i] == vmax) { mx = vmax; where = i; break; }
+    }
+#endif
+    for (; j < width; j++)
+        if (v[j] > mx) { mx = v[j]; where = j; }
+    if (where >= 0) { *best = mx; *at = o0 + where; }
+}
+
+static int top1_rows(Model *m, const real *hidden, int n, const int *steps, const int *maxl, double unk_penalty,
+                     int eos, int pad, int unk, const uint8_t *ban, int64_t *out) {
+    if (m->screen) return top1_screened(m, hidden, n, steps, maxl, unk_penalty, eos, pad, unk, ban, out);
     const int V = m->V;
     const real *b = m->g[G_OUT_B];
     /* vocabulary chunks of CHUNK outputs: the chunk's logits of every row, then their masked maxima */
@@ -578,21 +733,34 @@ int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, dou
         const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
         if (project(m, hidden, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK)) return -1;
         for (int r = 0; r < n; r++) {
-            const int step = step0 + r;
-            if (step >= max_len) continue;
-            const real *row = logits + (size_t)r * CHUNK;
-            for (int j = 0; j < width; j++) {
-                const int id = o0 + j;
-                if (id == pad || (id == eos && step == 0) || (ban && ban[id])) continue;
-                real v = row[j];
-                if (id == unk) v -= (real)unk_penalty;
-                if (v > best[r]) { best[r] = v; out[r] = id; }
-            }
+            if (steps[r] >= maxl[r]) continue;
+            real *row = logits + (size_t)r * CHUNK;
+            mask_chunk(row, o0, width, steps[r], unk_penalty, eos, pad, unk, ban);
+            chunk_argmax(row, width, o0, best + r, out + r);
         }
     }
     for (int r = 0; r < n; r++)
-        if (step0 + r >= max_len) out[r] = eos;
+        if (steps[r] >= maxl[r] || best[r] <= (real)-1e30) out[r] = steps[r] >= maxl[r] ? eos : -1;
     return 0;
+}
+
+/* Rows r = 0 .. n-1 of one sentence's pass: row r predicts output step step0 + r (see top1_rows). */
+int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, double unk_penalty, int eos, int pad,
+            int unk, const uint8_t *ban, int64_t *out) {
+    int *steps = (int *)malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    if (!steps) return -1;
+    int *maxl = steps + n;
+    for (int r = 0; r < n; r++) { steps[r] = step0 + r; maxl[r] = max_len; }
+    const int rc = top1_rows((Model *)handle, hidden, n, steps, maxl, unk_penalty, eos, pad, unk, ban, out);
+    free(steps);
+    return rc;
+}
+
+/* Rows of several sentences' passes in one call: row r predicts output step steps[r] of a sentence of at most
+ * maxl[r] output tokens (see top1_rows). */
+int fd_top1_rows(void *handle, const real *hidden, int n, const int *steps, const int *maxl, double unk_penalty,
+                 int eos, int pad, int unk, int64_t *out) {
+    return top1_rows((Model *)handle, hidden, n, steps, maxl, unk_penalty, eos, pad, unk, NULL, out);
 }
 
 /* The vocabulary logits [n, V] of n rows of final features: the projection fd_top1 takes its maxima from. */
