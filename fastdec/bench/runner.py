@@ -12,6 +12,7 @@ share of its batch's time.
 """
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -201,6 +202,11 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
     systems = _Systems(ctx)
     batch1 = [(m, systems.build(m)) for m in methods if m.batch_size == 1]
     out: Dict[str, List[Record]] = {m.label: [] for m in methods}
+    # the loaded models' many Python objects move out of the collector's sight: a collection that the decoding loops'
+    # small allocations trigger then no longer walks them all (it did, at every method's expense, several % of a
+    # fast-backend decode)
+    gc.collect()
+    gc.freeze()
     with torch.inference_mode():
         for i, src in enumerate(sources[:warmup]):
             for _, one in batch1:

@@ -161,7 +161,7 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         step = min(greedy() for _ in range(repeats))
     else:
         from .batched import batched_verifier, decode_batch
-        from .projection import vocab_log_probs
+        from .projection import BatchedMaskedLogProbs
 
         bver = batched_verifier(verifier)
         sources = [src] * batch
@@ -185,12 +185,11 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         bver.lengths = [prefix] * batch
         hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
         rows, rows_s = [], []
-        fused = getattr(verifier, "masked_top1", None)  # the fast backend: each row's projection in C
+        # the batched loop's own projection (the fast backend: every row's positions in one C call)
+        proj = BatchedMaskedLogProbs(verifier).of(hidden, [prefix] * batch, [10 ** 6] * batch)
 
         def project(r):
-            if fused is not None:
-                return [fused(hidden[b, :r], prefix, 10 ** 6) for b in range(batch)]
-            return vocab_log_probs(verifier, hidden[:, :r]).argmax(-1).tolist()
+            return proj.top1(list(range(batch)), 0, r, [r] * batch)
         for r in (1, _CHUNK):
             rows.append(r * batch)
             rows_s.append(clock.time(lambda r=r: project(r), repeats))
@@ -239,10 +238,13 @@ class CostAwarePolicy:
         # drafter's cost) or 16 iterations passed: a skipped drafter then costs the loop almost nothing
         self._version = 0
         self._skip = ((-1, False), 0)  # ((version, drafter started) of a "no draft" choice, times reused)
-        # what decoding itself measures: one greedy pass (per row in a batch), and how far the measured cost of the
-        # extra draft tokens is from the prediction (a factor on it) -- the calibration is a start, not the truth
-        self.greedy_s: Optional[float] = None
+        # what decoding itself measures: a greedy pass by its number of rows (a pass of few rows, at the end of a
+        # batch, costs more per row than a full one), and how far the measured cost of the extra draft tokens is from
+        # the prediction (a factor on it) -- the calibration is a start, not the truth
+        self._greedy: Dict[int, float] = {}
         self.extra_factor = 1.0
+        self._rows_fused = False  # the verifier projects only the rows' real positions (fast backend), else padded
+        self._extras: Dict[tuple, List[float]] = {}
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
@@ -253,13 +255,37 @@ class CostAwarePolicy:
     def use_cost(self, cost: PassCost) -> PassCost:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
         self._costs[cost.batch] = cost
+        self._extras.clear()
         if cost.batch == 1:
             self.cost = cost
             self._table = cost.table(self.horizon)
         return cost
 
+    @property
+    def greedy_s(self) -> Optional[float]:
+        """The measured greedy pass of one row (batch 1), None before one was seen."""
+        return self._greedy.get(1)
+
+    def greedy_pass_s(self, rows: int, cost: Optional[PassCost] = None) -> Optional[float]:
+        """Seconds of a greedy pass of ``rows`` rows: measured at that row count, else between the nearest measured
+        counts (``cost``'s calibration one of them), else in proportion to the nearest; None when nothing is known."""
+        pts = dict(self._greedy)
+        if cost is not None:
+            pts.setdefault(cost.batch, cost.step_s)
+        if not pts:
+            return None
+        if rows in pts:
+            return pts[rows]
+        lo = max((r for r in pts if r < rows), default=None)
+        hi = min((r for r in pts if r > rows), default=None)
+        if lo is not None and hi is not None:
+            return pts[lo] + (pts[hi] - pts[lo]) * (rows - lo) / (hi - lo)
+        near = lo if hi is None else hi
+        return pts[near] * rows / near
+
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
+        self._rows_fused = getattr(verifier, "masked_top1_rows", None) is not None
         if batch <= 1 and self.cost is None:
             self.calibrate(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
@@ -320,26 +346,53 @@ class CostAwarePolicy:
         drafts updates the greedy step, one with drafts the factor between measured and predicted extra cost."""
         rows = len(drafted)
         if not any(drafted):
-            per = seconds / rows
-            self.greedy_s = per if self.greedy_s is None else 0.9 * self.greedy_s + 0.1 * per
+            self._mean(self._greedy, rows, seconds)
             return
         if rows == 1:
             if self.cost is None:
                 return
             predicted = self._table[min(drafted[0], self.horizon)]
-            base = self.greedy_s if self.greedy_s is not None else self.cost.step_s
+            base = self.greedy_pass_s(1, self.cost)
         else:
             if self._last is None:
                 return
             cost = self._last
             fed = rows + sum(drafted)
-            late = sum(max(k + 1 - _CHUNK, 0) for k in drafted)
-            predicted = cost.extra(fed, rows * min(max(drafted) + 1, _CHUNK) + late, base=rows)
-            base = self.greedy_s * rows if self.greedy_s is not None else cost.step_s * min(rows / cost.batch, 1.0)
+            predicted = cost.extra(fed, self._projected(drafted), base=rows)
+            base = self.greedy_pass_s(rows, cost)
         if predicted <= 0:
             return
         sample = min(max((seconds - base) / predicted, 0.25), 8.0)
         self.extra_factor = 0.9 * self.extra_factor + 0.1 * sample
+
+    def _extra_upto(self, cost: PassCost, rows: int, upto: int) -> List[float]:
+        """``cost.extra(rows + t, rows + t, base=rows)`` for t = 0 .. at least ``upto``: one list per cost and row
+        count, extended only as far as a choice reads it (the batched choice reads it once per candidate token)."""
+        table = self._extras.setdefault((id(cost), rows), [])
+        while len(table) <= upto:
+            t = len(table)
+            table.append(cost.extra(rows + t, rows + t, base=rows))
+        return table
+
+    def _min_marginal(self, cost: PassCost, rows: int) -> float:
+        """The least that one more fed and projected token adds to a pass of ``rows`` rows or more: the smallest slope of
+        the measured pass and projection costs above ``rows`` (kept per cost and row count)."""
+        key = ("marginal", id(cost), rows)
+        if key not in self._extras:
+            def least(xs, ys):
+                slopes = [max((ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]), 0.0) for i in range(len(xs) - 1)
+                          if xs[i + 1] > rows and xs[i + 1] > xs[i]]
+                return min(slopes) if slopes else 0.0
+            self._extras[key] = [least(cost.fed, cost.pass_s) + least(cost.rows, cost.rows_s)]
+        return self._extras[key][0]
+
+    def _projected(self, drafted: Sequence[int]) -> int:
+        """Rows an exact pass projects for these drafts (at most: a rejection stops the chunks): each row's real
+        positions on the fast backend, else the padded batch's first 8 positions and each row's past them."""
+        if self._rows_fused:
+            return len(drafted) + sum(drafted)
+        late = sum(max(k + 1 - _CHUNK, 0) for k in drafted)
+        return len(drafted) * min(max(drafted) + 1, _CHUNK) + late
 
     def observe(self, state, drafted: int, accepted: int) -> None:
         """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when drafted)."""
@@ -365,8 +418,9 @@ class CostAwarePolicy:
         if self._stale >= 8 or reach[1] < 32:
             self._refresh()
 
-    def _values(self, state, limit: int) -> List[float]:
-        """``prod_{l<=m} q_l`` for m = 1 .. limit for this sentence, stopping where it falls below 1 %."""
+    def _values(self, state, limit: int, floor: float = 0.0) -> List[float]:
+        """``prod_{l<=m} q_l`` for m = 1 .. limit for this sentence, stopping where it falls below 1 % (or below
+        ``floor``: a value no position below it can pay for its place)."""
         q, w = self.q, self.weight
         sent = state.extra.get("policy_counts")
         out, p = [], 1.0
@@ -375,7 +429,7 @@ class CostAwarePolicy:
                 p *= (sent[1][m] + w * q[m]) / (sent[0][m] + w)
             else:
                 p *= q[m]
-            if p < 0.01:
+            if p < 0.01 or p < floor:
                 break
             out.append(p)
         return out
@@ -413,9 +467,9 @@ class CostAwarePolicy:
             return 0
         if self.cost is None:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
-        if not self.reach[1]:  # nothing known yet: draft in full to learn
-            return limit
-        step = self.greedy_s if self.greedy_s is not None else self.cost.step_s
+        if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
+            return min(limit, self.probe_len)
+        step = self.greedy_pass_s(1, self.cost)
         table, factor = self._table, self.extra_factor
         started = bool(state.extra.get("drafter_started"))
         if self._skipping(started):
@@ -441,11 +495,10 @@ class CostAwarePolicy:
         limits = [min(st.max_draft, self.horizon) for st in states]
         B = len(states)
         cost = self._last = self.batch_cost(verifier, B)
-        if not self.reach[1]:  # nothing known yet: draft in full to learn
-            return limits
+        if not self.reach[1]:  # nothing known yet: a probe's worth of draft per row to learn from (a full draft of
+            return [min(lim, self.probe_len) for lim in limits]  # every row can cost many greedy steps)
         factor = self.extra_factor
-        # the measured greedy pass per row, else the calibration's (fewer rows than measured: a proportional share)
-        step = self.greedy_s * B if self.greedy_s is not None else cost.step_s * min(B / cost.batch, 1.0)
+        step = self.greedy_pass_s(B, cost)
         probe_n = [min(lim, self.probe_len) for lim in limits]
         probe_fed = B + sum(probe_n)
 
@@ -455,10 +508,15 @@ class CostAwarePolicy:
         started = bool(states[0].extra.get("drafter_started"))
         if self._skipping(started):
             return no_draft()
+        # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
+        # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
+        # ranked)
+        floor = factor * self._min_marginal(cost, B) * B / step if self._rows_fused else 0.0
         items = []
-        for r, (st, lim) in enumerate(zip(states, limits)):
-            if lim > 0:
-                items.extend((p, r, m) for m, p in enumerate(self._values(st, lim), 1))
+        if floor < 1.0:
+            for r, (st, lim) in enumerate(zip(states, limits)):
+                if lim > 0:
+                    items.extend((p, r, m) for m, p in enumerate(self._values(st, lim, floor), 1))
         if not items:
             self._no_draft(started)
             return no_draft()
@@ -466,17 +524,25 @@ class CostAwarePolicy:
         drafter = self.drafter_cost(B) + (0.0 if started else self.start_cost(B))
         best_t, best = 0, B / step
         expected = float(B)
-        # exact acceptance projects the padded batch's first 8 positions of every row at once, then only the rows
-        # still accepting: the projected rows grow with the widest draft, then one per draft token past the 8th
+        # exact acceptance projects (on the fast backend) each row's real positions, chunk by chunk, else the padded
+        # batch's first 8 positions of every row at once, then only the rows still accepting: the projected rows grow
+        # with the widest draft, then one per draft token past the 8th
         width, late = 1, 0
+        extra = self._extra_upto(cost, B, 1)  # what t draft tokens add to the pass (fused rows), as far as read
         for t, (p, _, m) in enumerate(items, 1):
             expected += p
-            width = max(width, m + 1)
-            late += m >= _CHUNK
-            rate = expected / (step + drafter + factor * cost.extra(B + t, B * min(width, _CHUNK) + late, base=B))
+            if t + 1 >= len(extra):
+                self._extra_upto(cost, B, t + 1)
+            if self._rows_fused:
+                added = extra[t]
+            else:
+                width = max(width, m + 1)
+                late += m >= _CHUNK
+                added = cost.extra(B + t, B * min(width, _CHUNK) + late, base=B)
+            rate = expected / (step + drafter + factor * added)
             if rate > best:
                 best_t, best = t, rate
-            elif p * (1.0 / best) < factor * (cost.extra(B + t + 1, B + t + 1, base=B) - cost.extra(B + t, B + t, base=B)):
+            elif p * (1.0 / best) < factor * (extra[t + 1] - extra[t]):
                 break  # the values only fall and the costs only rise from here
         if best_t == 0:
             self._no_draft(started)

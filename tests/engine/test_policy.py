@@ -253,3 +253,45 @@ def test_policy_key_in_the_method_grammar():
     with pytest.raises(ValueError, match="horizon"):
         CostAwarePolicy(0)
     assert not math.isnan(CostAwarePolicy(4).prior)
+
+
+def test_greedy_passes_of_few_rows_do_not_make_a_full_batch_look_dear():
+    """The greedy pass is kept by its number of rows: the passes at the end of a batch, where a few rows cost much per
+    row, leave the full batch's pass at its own measured (or calibrated) time, so drafting is not made to look cheap."""
+    policy = policy_with({32: (1e-4, 3e-5, 2e-5, 2e-3)}, horizon=10)
+    cost = policy._costs[32]
+    for _ in range(40):
+        policy.observe_pass(4e-4, (0, 0))                       # two rows left: 2e-4 a row
+    assert policy.greedy_pass_s(2, cost) == pytest.approx(4e-4)
+    assert policy.greedy_pass_s(32, cost) == pytest.approx(2e-3)    # the calibration's, not 32 x 2e-4
+    assert policy.greedy_pass_s(17, cost) == pytest.approx(4e-4 + (2e-3 - 4e-4) * 15 / 30)
+    policy.observe_pass(3e-3, [0] * 32)                         # a measured full pass replaces the calibration
+    assert policy.greedy_pass_s(32, cost) == pytest.approx(3e-3)
+
+
+def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing():
+    """A batch whose every extra token costs more than a greedy row does (a CPU's compute-bound batch): no position can
+    pay for its place, so the choice drafts nothing and does not even rank the rows' positions -- however well
+    accepted."""
+    policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10)  # a greedy row: 2e-3 / 8 = 2.5e-4
+    policy._rows_fused = True
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [990.0] * 10
+    policy._refresh()
+    rows = [State() for _ in range(8)]
+    ranked = []
+    policy._values = lambda *a, **k: ranked.append(a) or [0.99] * 10
+    assert policy.choose_batch(rows, None) == [0] * 8 and not ranked
+    cheap = policy_with({8: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=10)
+    cheap._rows_fused = True
+    cheap.reach[1:11], cheap.acc[1:11] = [1000.0] * 10, [990.0] * 10
+    cheap._refresh()
+    assert sum(cheap.choose_batch(rows, None)) > 0
+
+
+def test_the_first_draft_learns_from_a_probe_not_the_whole_horizon():
+    """Before any count, a sentence (or every row of a batch) drafts a probe's length, not the whole horizon: a full
+    draft of every row of a batch can cost many greedy steps."""
+    policy = policy_with({1: (1e-4, 1e-5, 1e-5, 2e-4), 4: (1e-4, 1e-5, 1e-5, 8e-4)}, horizon=40, probe_len=8)
+    assert policy.choose(State(30)) == 8 and policy.choose(State(5)) == 5
+    assert policy.choose_batch([State(30), State(3), State(12), State(0)], None) == [8, 3, 8, 0]
