@@ -231,6 +231,7 @@ class CostAwarePolicy:
         self.cost: Optional[PassCost] = None
         self._costs = {}
         self._table: List[float] = []
+        self._least_after: List[float] = []
         self._start_s: Dict[int, float] = {}  # ... and of a drafter's start (per sentence, or per batch) by rows
         self._skipped_s = 0.0    # greedy time since the drafter was last asked
         self.probes = 0
@@ -259,6 +260,12 @@ class CostAwarePolicy:
         if cost.batch == 1:
             self.cost = cost
             self._table = cost.table(self.horizon)
+            # the least that one more position adds from position n on (the choice stops where even that cannot pay)
+            marg = [max(b - a, 0.0) for a, b in zip(self._table, self._table[1:])] + [float("inf")]
+            self._least_after = [0.0] * (len(marg) + 1)
+            self._least_after[len(marg)] = float("inf")
+            for n in range(len(marg) - 1, -1, -1):
+                self._least_after[n] = min(marg[n], self._least_after[n + 1])
         return cost
 
     @property
@@ -418,9 +425,10 @@ class CostAwarePolicy:
         if self._stale >= 8 or reach[1] < 32:
             self._refresh()
 
-    def _values(self, state, limit: int, floor: float = 0.0) -> List[float]:
+    def _values(self, state, limit: int, floor: float = 0.0, stop=None) -> List[float]:
         """``prod_{l<=m} q_l`` for m = 1 .. limit for this sentence, stopping where it falls below 1 % (or below
-        ``floor``: a value no position below it can pay for its place)."""
+        ``floor``, or where ``stop(m, value)`` says: a value with which no position from m on can pay for its
+        place -- the values only fall)."""
         q, w = self.q, self.weight
         sent = state.extra.get("policy_counts")
         out, p = [], 1.0
@@ -429,7 +437,7 @@ class CostAwarePolicy:
                 p *= (sent[1][m] + w * q[m]) / (sent[0][m] + w)
             else:
                 p *= q[m]
-            if p < 0.01 or p < floor:
+            if p < 0.01 or p < floor or (stop is not None and stop(m, p)):
                 break
             out.append(p)
         return out
@@ -478,7 +486,8 @@ class CostAwarePolicy:
         drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1))
         best_n, best = 0, 1.0 / step
         expected = 1.0
-        for n, p in enumerate(self._values(state, limit), 1):
+        least = self._least_after  # the smallest cost one more position adds, from position n on
+        for n, p in enumerate(self._values(state, limit, stop=lambda m, p: p < factor * least[m - 1] * best), 1):
             expected += p
             rate = expected / (step + drafter + factor * table[n])
             if rate > best:
