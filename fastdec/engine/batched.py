@@ -28,9 +28,10 @@ The decoder forward is the batch-1 :class:`~fastdec.engine.verifier.Verifier`'s 
 (:meth:`Verifier.decoder_layers` on its weights); this module only manages per-row caches, masks and positions.
 On the fast backend (a :class:`~fastdec.engine.fast_verifier.FastVerifier`, ``backend=fast`` / ``fast-int8``)
 :func:`decode_batched` drives :class:`~fastdec.engine.fast_batched.FastBatchedVerifier` instead (same interface): one
-C pass per iteration for every row, each row's features bit for bit its batch-1 pass, and the exact rule takes each
-row's tokens from the verifier's fused ``masked_top1`` like batch 1 -- so there every row's output equals its batch-1
-output on that backend exactly, float32 and int8 included (tests/engine/test_fast_batched.py).
+C pass per iteration for every row, each row's features bit for bit its batch-1 pass, and the exact rule takes all
+rows' tokens from the verifier's fused ``masked_top1_rows`` (one C call, each row's token the one batch 1 gives it)
+-- so there every row's output equals its batch-1 output on that backend exactly, float32 and int8 included
+(tests/engine/test_fast_batched.py).
 Timing: one clock per batch (CUDA-synced when ``sync_timing``); each sentence is charged its batch's time divided
 by the batch size, like fairseq's batched baseline (``fastdec.engine.fairseq_baseline``).
 """
