@@ -9,12 +9,15 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+# measured pass costs go to a cache of this run, not the user's (fastdec.engine.policy)
+os.environ.setdefault("FASTDEC_PASS_COST_CACHE", tempfile.mkdtemp(prefix="fastdec-pass-cost-"))
 # property tests draw `full` examples (make test, CI) or `fast` ones (make test-fast): pytest --hypothesis-profile=NAME;
 # each file scales the profile's count by what one example costs (tests/helpers/properties.py)
 _PROFILE = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -281,7 +281,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             eos=eos, pad=pad, unk=ver.unk, vocab_size=V, max_len=max_lens[b], time_modules=stats[b].time_modules,
             sync_timing=sync_timing) for b, s in enumerate(sources)]
         timer.lap("encoder")
-        started = drafter is None or policy is None  # with a policy the drafter starts when first asked
+        # with a policy the drafter starts a row when the row is first asked to draft (a probe asks a few rows)
         if drafter is not None and policy is None:
             drafter.start_batch(states)
         timer.lap("drafter")
@@ -299,18 +299,19 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             if drafter is not None:
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:
-                    if not started:
-                        drafter.start_batch(states)
-                        started = True
-                        for st in states:
-                            st.extra["drafter_started"] = True
-                        policy.observe_start(timer.lap("drafter"), len(states))
+                    if policy is not None:
+                        new = [act[r] for r in want if not act[r].extra.get("drafter_started")]
+                        if new:
+                            drafter.start_batch(new)
+                            for st in new:
+                                st.extra["drafter_started"] = True
+                            policy.observe_start(timer.lap("drafter"), len(new))
                     proposals = drafter.propose_batch([act[r] for r in want])
                     for r, p in zip(want, proposals):
                         drafts[r] = truncate_draft(p, act[r].max_draft, eos, pad, V)
                     drafter_s = timer.lap("drafter")
                     if policy is not None:
-                        policy.observe_drafter(drafter_s, len(act))
+                        policy.observe_drafter(drafter_s, len(want))
             n = 1 + max(len(d) for d in drafts)
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
                                   dtype=torch.long)

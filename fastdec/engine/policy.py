@@ -6,8 +6,10 @@ one-token passes, so a long draft that is mostly rejected makes decoding slower 
 tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` decides per iteration:
 
 * **what a pass costs** (:class:`PassCost`, measured by :func:`measure_pass_cost` on the verifier at hand -- its
-  model, backend, device, precision and batch size -- in well under a second, once per policy; ``recalibrate``
-  measures again): one greedy iteration of the loop, everything included; a decoder pass of ``t`` fed tokens;
+  model, backend, device, precision and batch size -- in well under a second, and kept in a cache keyed by those
+  (``$FASTDEC_PASS_COST_CACHE``, default ``~/.cache/fastdec/pass_cost``; ``off``: none), so a later policy on the same
+  model and machine reads it instead; ``calibrate`` measures again): one greedy iteration of the loop, everything
+  included; a decoder pass of ``t`` fed tokens;
   projecting ``r`` rows to the vocabulary; and, measured while decoding, one call of the drafter;
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
@@ -20,7 +22,8 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
 ``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own
-proposal, so a row's output never depends on the others).
+proposal, so a row's output never depends on the others). A batch's probe (and its first draft, before any count)
+asks only a few rows (``probe_rows``, 4), and the drafter starts a row when the row is first asked.
 
 Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact
 acceptance returns -- every appended token is still the verifier's own greedy token (property tests on random
@@ -28,13 +31,23 @@ models, batch 1 and batched, every backend).
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import torch
 
-__all__ = ["PassCost", "measure_pass_cost", "CostAwarePolicy", "POLICIES", "check_policy"]
+__all__ = ["PassCost", "measure_pass_cost", "CostAwarePolicy", "POLICIES", "check_policy", "pass_cost_key",
+           "cached_pass_cost", "store_pass_cost"]
+
+logger = logging.getLogger(__name__)
 
 POLICIES = ("fixed", "cost")
 _CHUNK = 8  # the exact rule projects rows in chunks of 8, 16, 32 ... on a CPU (acceptance.accept_top1)
@@ -203,6 +216,68 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
                     seconds_to_measure=time.perf_counter() - t_start)
 
 
+# ---------------------------------------------------------------------------------------------------- the cost cache
+_CACHE_VERSION = 1  # raise when what measure_pass_cost measures changes
+
+
+def _cache_dir() -> Optional[Path]:
+    """``$FASTDEC_PASS_COST_CACHE`` (``off``: no cache), else ``<user cache>/fastdec/pass_cost``."""
+    where = os.environ.get("FASTDEC_PASS_COST_CACHE")
+    if where is not None:
+        return None if where.strip().lower() in ("", "off", "0", "none") else Path(where)
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "fastdec" / "pass_cost"
+
+
+def _machine(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith(("model name", "flags", "Features")):
+                return line.strip()  # the first such line: the CPU's model (or flags)
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def pass_cost_key(verifier, horizon: int, batch: int) -> str:
+    """What a measured pass cost depends on: the model's weights (their names, shapes and first values), the backend,
+    precision and device (the GPU's or CPU's name), torch's threads, the batch size and the horizon."""
+    h = hashlib.sha256()
+    for name, t in verifier.model.state_dict().items():
+        h.update(f"{name}{tuple(t.shape)}".encode())
+        h.update(t.detach().reshape(-1)[:32].to("cpu", torch.float64).numpy().tobytes())
+    h.update("\0".join(map(str, [_CACHE_VERSION, getattr(verifier, "backend", "torch"), verifier.dtype,
+                                  _machine(verifier.device), torch.get_num_threads(), batch, horizon])).encode())
+    return h.hexdigest()[:24]
+
+
+def cached_pass_cost(key: str) -> Optional[PassCost]:
+    """The pass cost stored under ``key``, or None (no cache, no entry, or an unreadable one)."""
+    folder = _cache_dir()
+    if folder is None:
+        return None
+    try:
+        return PassCost(**json.loads((folder / f"{key}.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def store_pass_cost(key: str, cost: PassCost) -> None:
+    """Keep ``cost`` under ``key`` (atomically; a folder that cannot be written only costs a measurement next time)."""
+    folder = _cache_dir()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(dataclasses.asdict(cost)), encoding="utf-8")
+        os.replace(tmp, folder / f"{key}.json")
+    except OSError as exc:
+        logger.debug("pass cost not cached in %s: %s", folder, exc)
+
+
 class CostAwarePolicy:
     """Chooses each iteration's draft length by expected tokens per second (see the module docstring).
 
@@ -213,7 +288,7 @@ class CostAwarePolicy:
     name = "cost"
 
     def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.01,
-                 probe_len: int = 8):
+                 probe_len: int = 8, probe_rows: int = 4):
         if isinstance(horizon, bool) or int(horizon) < 1:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
         self.horizon = int(horizon)
@@ -222,6 +297,7 @@ class CostAwarePolicy:
             raise ValueError(f"probe_share must be in (0, 1), got {probe_share!r}")
         self.probe_share = float(probe_share)
         self.probe_len = max(int(probe_len), 1)
+        self.probe_rows = max(int(probe_rows), 1)
         H = self.horizon
         self.reach = [0.0] * (H + 2)  # across the input: how often position m was verified ...
         self.acc = [0.0] * (H + 2)    # ... and accepted
@@ -250,8 +326,15 @@ class CostAwarePolicy:
 
     # ------------------------------------------------------------------ cost
     def calibrate(self, verifier, batch: int = 1) -> PassCost:
-        """Measure the verifier's pass cost at this batch size (kept per batch size; call again to re-measure)."""
-        return self.use_cost(measure_pass_cost(verifier, self.horizon, batch))
+        """Measure the verifier's pass cost at this batch size now (kept per batch size, and in the cost cache for the
+        next policy on the same model, backend, device and batch size; call again to re-measure)."""
+        cost = measure_pass_cost(verifier, self.horizon, batch)
+        store_pass_cost(pass_cost_key(verifier, self.horizon, batch), cost)
+        return self.use_cost(cost)
+
+    def _cached_or_measured(self, verifier, batch: int) -> PassCost:
+        cached = cached_pass_cost(pass_cost_key(verifier, self.horizon, batch))
+        return self.use_cost(cached) if cached is not None else self.calibrate(verifier, batch)
 
     def use_cost(self, cost: PassCost) -> PassCost:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
@@ -294,9 +377,9 @@ class CostAwarePolicy:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
         self._rows_fused = getattr(verifier, "masked_top1_rows", None) is not None
         if batch <= 1 and self.cost is None:
-            self.calibrate(verifier, 1)
+            self._cached_or_measured(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
-            self.calibrate(verifier, batch)
+            self._cached_or_measured(verifier, batch)
 
     def batch_cost(self, verifier, batch: int) -> PassCost:
         """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at
@@ -304,7 +387,7 @@ class CostAwarePolicy:
         loops call :meth:`prepare` with a batch's full size first)."""
         sizes = sorted(b for b in self._costs if b > 1)
         if not sizes:
-            return self.calibrate(verifier, batch)
+            return self._cached_or_measured(verifier, batch)
         return self._costs[next((b for b in sizes if b >= batch), sizes[-1])]
 
     # ------------------------------------------------------------------ acceptance statistics
@@ -337,7 +420,7 @@ class CostAwarePolicy:
         return self._lookup(self._drafter_s, rows)
 
     def start_cost(self, rows: int = 1) -> float:
-        return self._lookup(self._start_s, rows)
+        return self._lookup(self._start_s, rows) if rows > 0 else 0.0
 
     def observe_start(self, seconds: float, rows: int = 1) -> None:
         """The drafter's start (lazy: when first asked) for ``rows`` sentences took ``seconds``."""
@@ -504,17 +587,23 @@ class CostAwarePolicy:
         limits = [min(st.max_draft, self.horizon) for st in states]
         B = len(states)
         cost = self._last = self.batch_cost(verifier, B)
-        if not self.reach[1]:  # nothing known yet: a probe's worth of draft per row to learn from (a full draft of
-            return [min(lim, self.probe_len) for lim in limits]  # every row can cost many greedy steps)
+        # a probe (and the first draft, to learn from) asks a few rows for a probe's length each: a draft of every row
+        # of a batch can cost many greedy steps, and every row asked is a drafter start
+        probe_n = [0] * B
+        for r in [r for r, lim in enumerate(limits) if lim > 0][: self.probe_rows]:
+            probe_n[r] = min(limits[r], self.probe_len)
+        if not self.reach[1]:
+            return probe_n
         factor = self.extra_factor
         step = self.greedy_pass_s(B, cost)
-        probe_n = [min(lim, self.probe_len) for lim in limits]
+        probed = sum(1 for n in probe_n if n)
         probe_fed = B + sum(probe_n)
 
         def no_draft() -> List[int]:
-            probe = any(limits) and self._probe(step, factor * cost.extra(probe_fed, probe_fed, base=B), B)
+            probe = probed and self._probe(step, factor * cost.extra(probe_fed, probe_fed, base=B), probed)
             return probe_n if probe else [0] * B
-        started = bool(states[0].extra.get("drafter_started"))
+        unstarted = sum(1 for st in states if not st.extra.get("drafter_started"))
+        started = unstarted == 0
         if self._skipping(started):
             return no_draft()
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
@@ -530,7 +619,7 @@ class CostAwarePolicy:
             self._no_draft(started)
             return no_draft()
         items.sort(key=lambda x: -x[0])
-        drafter = self.drafter_cost(B) + (0.0 if started else self.start_cost(B))
+        drafter = self.drafter_cost(B) + self.start_cost(unstarted)
         best_t, best = 0, B / step
         expected = float(B)
         # exact acceptance projects (on the fast backend) each row's real positions, chunk by chunk, else the padded

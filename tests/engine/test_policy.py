@@ -295,3 +295,58 @@ def test_the_first_draft_learns_from_a_probe_not_the_whole_horizon():
     policy = policy_with({1: (1e-4, 1e-5, 1e-5, 2e-4), 4: (1e-4, 1e-5, 1e-5, 8e-4)}, horizon=40, probe_len=8)
     assert policy.choose(State(30)) == 8 and policy.choose(State(5)) == 5
     assert policy.choose_batch([State(30), State(3), State(12), State(0)], None) == [8, 3, 8, 0]
+
+
+def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypatch):
+    """The calibration is kept under a key of the model, backend, precision, device, threads, batch size and horizon:
+    a second policy on the same verifier reads it instead of measuring, a different batch size or model measures,
+    calibrate() measures again, and ``off`` keeps nothing."""
+    import fastdec.engine.policy as pol
+
+    monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", str(tmp_path))
+    _, d, ver = random_model(0)
+    measured = []
+    real = pol.measure_pass_cost
+
+    def counting(verifier, horizon, batch=1, **kw):
+        measured.append(batch)
+        return real(verifier, horizon, batch, repeats=1)
+    monkeypatch.setattr(pol, "measure_pass_cost", counting)
+    first = CostAwarePolicy(8)
+    first.prepare(ver, 1)
+    assert measured == [1] and len(list(tmp_path.glob("*.json"))) == 1
+    second = CostAwarePolicy(8)
+    second.prepare(ver, 1)
+    assert measured == [1] and second.cost == first.cost           # read back, not measured
+    second.prepare(ver, 3)
+    CostAwarePolicy(16).prepare(ver, 1)                              # another horizon: another key
+    assert measured == [1, 3, 1]
+    _, _, other = random_model(1)
+    CostAwarePolicy(8).prepare(other, 1)
+    assert measured == [1, 3, 1, 1]
+    second.calibrate(ver, 1)
+    assert measured == [1, 3, 1, 1, 1]
+    monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", "off")
+    CostAwarePolicy(8).prepare(ver, 1)
+    assert measured == [1, 3, 1, 1, 1, 1]
+    (tmp_path / f"{pol.pass_cost_key(ver, 8, 1)}.json").write_text("not json")
+    monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", str(tmp_path))
+    CostAwarePolicy(8).prepare(ver, 1)                               # an unreadable entry is measured again
+    assert measured == [1, 3, 1, 1, 1, 1, 1]
+
+
+def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
+    """Before any count a batch drafts on its first probe_rows rows only, and the batched loop starts the drafter for
+    the rows it asks, when it asks them; the output is still every row's greedy output."""
+    from conftest import copy_model
+
+    _, d, ver = copy_model()
+    srcs = copy_sources(d)[:6]
+    # a drafted token costs ten greedy rows: after the first draft only probes ask the drafter
+    policy = policy_with({1: (1e-4, 2e-3, 1e-5, 2e-4), 6: (1e-4, 2e-3, 1e-5, 1.2e-3)}, probe_rows=2)
+    rows = [State(10) for _ in range(6)]
+    assert [n > 0 for n in policy.choose_batch(rows, None)] == [True, True] + [False] * 4
+    drafter = CountingDrafter()
+    out = decode_batched(ver, srcs, drafter, accept_top1, batch_size=6, policy=policy, max_len_b=12)
+    assert [r.tokens for r in out] == [greedy_decode(ver, s, max_len_b=12).tokens for s in srcs]
+    assert 2 <= drafter.starts < len(srcs)

@@ -15,6 +15,8 @@
 #include <string.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
+/* The mask of a 16-lane block when `left` lanes remain from its start. */
+static inline __mmask16 lanes(int left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
 #endif
 
 #ifndef REAL
@@ -193,12 +195,71 @@ static inline __attribute__((always_inline)) void block(int G, int R, const Pack
         panel_kernel(G, R, P, panel, X + (size_t)r * P->K, P->K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
 }
 
-/* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last): blocks of 4 panels x 4 rows, then
- * the edges (every block computes each output in the same order, so the edges change no value). */
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE && PW == 16
+#define FAST_FLOAT_KERNEL 1
+/* panel_kernel's arithmetic with explicit registers: each input step loads a panel's 16 weights once into a register
+ * and multiplies them into every row (the compiler, left alone, reloads them from memory for every row: one load per
+ * FMA, which is what the core can issue). Up to 4 panels x 6 rows: 24 accumulators, 4 weight registers and a
+ * broadcast of the 32 a core has. Each output: the bias, then one FMA per input in ascending order -- the same. */
+static inline __attribute__((always_inline)) void panel_kernel_f32(int G, int R, const Packed *P, int panel0,
+                                                                   const float *X, int K, const float *bias, float *Y,
+                                                                   size_t ldy, int col0, int ycols) {
+    __m512 acc[4][6];
+    for (int g = 0; g < G; g++) {
+        const int o0 = (panel0 + g) * PW;
+        const __m512 b = bias ? _mm512_maskz_loadu_ps(lanes(P->O - o0), bias + o0) : _mm512_setzero_ps();
+        for (int r = 0; r < R; r++) acc[g][r] = b;
+    }
+    const float *w = P->p + (size_t)panel0 * K * PW;
+    for (int i = 0; i < K; i++) {
+        __m512 wv[4];
+        for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_ps(w + ((size_t)g * K + i) * PW);
+        for (int r = 0; r < R; r++) {
+            const __m512 xv = _mm512_set1_ps(X[(size_t)r * K + i]);
+            for (int g = 0; g < G; g++) acc[g][r] = _mm512_fmadd_ps(wv[g], xv, acc[g][r]);
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        const int o0 = (panel0 + g) * PW;
+        const __mmask16 mk = lanes(ycols - o0);
+        for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(Y + (size_t)r * ldy + (o0 - col0), mk, acc[g][r]);
+    }
+}
+
+/* G panels over the rows r0 .. n-1: blocks of 6 rows, then the remainder in one block. */
+static inline __attribute__((always_inline)) void panel_rows_f32(int G, const Packed *P, int pn, const float *X,
+                                                                 int n, const float *bias, float *Y, size_t ldy,
+                                                                 int col0, int cols) {
+    const int K = P->K;
+    int r = 0;
+    for (; r + 6 <= n; r += 6) panel_kernel_f32(G, 6, P, pn, X + (size_t)r * K, K, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    const float *x = X + (size_t)r * K;
+    float *y = Y + (size_t)r * ldy;
+    switch (n - r) {
+    case 1: panel_kernel_f32(G, 1, P, pn, x, K, bias, y, ldy, col0, cols); break;
+    case 2: panel_kernel_f32(G, 2, P, pn, x, K, bias, y, ldy, col0, cols); break;
+    case 3: panel_kernel_f32(G, 3, P, pn, x, K, bias, y, ldy, col0, cols); break;
+    case 4: panel_kernel_f32(G, 4, P, pn, x, K, bias, y, ldy, col0, cols); break;
+    case 5: panel_kernel_f32(G, 5, P, pn, x, K, bias, y, ldy, col0, cols); break;
+    default: break;
+    }
+}
+#endif
+
+/* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last): blocks of 4 panels x 4 rows (float
+ * with AVX-512: 4 panels x 6 rows), then the edges (every block computes each output in the same order, so the edges
+ * change no value). */
 static void gemm(const real *X, const int8_t *xq, const real *sx, int n, const Packed *P, int first, int last,
                  const real *bias, real *Y, size_t ldy) {
     const int col0 = first * PW, cols = last * PW < P->O ? last * PW : P->O;
     int pn = first;
+#ifdef FAST_FLOAT_KERNEL
+    if (!xq) {
+        for (; pn + 4 <= last; pn += 4) panel_rows_f32(4, P, pn, X, n, bias, Y, ldy, col0, cols);
+        for (; pn < last; pn++) panel_rows_f32(1, P, pn, X, n, bias, Y, ldy, col0, cols);
+        return;
+    }
+#endif
     for (; pn + 4 <= last; pn += 4) {
         int r = 0;
         for (; r + 4 <= n; r += 4) block(4, 4, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
@@ -324,9 +385,6 @@ static inline float exp_real(float x) {
  * (row d holds dimension d of every position, so the T scores are computed side by side, each as a sum over d in
  * ascending order); V: [T][D]; q already scaled; p: [T] scratch. */
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
-/* The tail mask of 16-lane block b when `left` lanes remain from the block's start. */
-static inline __mmask16 lanes(int left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
-
 /* p[j0 + l] = sum_d q[d] k[d][j0 + l] for NB blocks of 16 positions (accumulators in registers; constant NB). */
 static inline __attribute__((always_inline)) void scores_block(int NB, const real *q, const real *Kt, size_t ldk,
                                                                int j0, int T, int D, real *p) {
