@@ -242,14 +242,17 @@ def _machine(device: torch.device) -> str:
 
 
 def pass_cost_key(verifier, horizon: int, batch: int) -> str:
-    """What a measured pass cost depends on: the model's weights (their names, shapes and first values), the backend,
+    """What a measured pass cost depends on: the model's weights (their names, shapes and first values), the backend
+    and its code (torch's version; the fast backend's compiled library, named by its source, flags and CPU),
     precision and device (the GPU's or CPU's name), torch's threads, the batch size and the horizon."""
     h = hashlib.sha256()
     for name, t in verifier.model.state_dict().items():
         h.update(f"{name}{tuple(t.shape)}".encode())
         h.update(t.detach().reshape(-1)[:32].to("cpu", torch.float64).numpy().tobytes())
-    h.update("\0".join(map(str, [_CACHE_VERSION, getattr(verifier, "backend", "torch"), verifier.dtype,
-                                  _machine(verifier.device), torch.get_num_threads(), batch, horizon])).encode())
+    library = os.path.basename(getattr(getattr(verifier, "lib", None), "_name", "") or "")
+    h.update("\0".join(map(str, [_CACHE_VERSION, getattr(verifier, "backend", "torch"), library, torch.__version__,
+                                  verifier.dtype, _machine(verifier.device), torch.get_num_threads(), batch,
+                                  horizon])).encode())
     return h.hexdigest()[:24]
 
 
@@ -600,7 +603,8 @@ class CostAwarePolicy:
         probe_fed = B + sum(probe_n)
 
         def no_draft() -> List[int]:
-            probe = probed and self._probe(step, factor * cost.extra(probe_fed, probe_fed, base=B), probed)
+            probe = probed and self._probe(step, factor * cost.extra(probe_fed, self._projected(probe_n), base=B),
+                                           probed)
             return probe_n if probe else [0] * B
         unstarted = sum(1 for st in states if not st.extra.get("drafter_started"))
         started = unstarted == 0

@@ -329,6 +329,8 @@ def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypa
     monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", "off")
     CostAwarePolicy(8).prepare(ver, 1)
     assert measured == [1, 3, 1, 1, 1, 1]
+    from fastdec.engine.fast_verifier import FastVerifier
+    assert pol.pass_cost_key(FastVerifier(ver.model), 8, 1) != pol.pass_cost_key(ver, 8, 1)  # another backend
     (tmp_path / f"{pol.pass_cost_key(ver, 8, 1)}.json").write_text("not json")
     monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", str(tmp_path))
     CostAwarePolicy(8).prepare(ver, 1)                               # an unreadable entry is measured again
