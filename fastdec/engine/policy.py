@@ -144,8 +144,10 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
 
     t_start = time.perf_counter()
     clock = _Clock(verifier.device)
-    src = _dummy_source(verifier)
-    prefix = 8
+    # a sentence of typical length, some way into its output: attention over a few positions only would make every
+    # pass look cheaper than in decoding, and a draft token's cost is judged against a greedy row's
+    src = _dummy_source(verifier, 24)
+    prefix = 24
     ids = src[:-1].tolist()
     feed_ids = [ids[i % len(ids)] for i in range(prefix + horizon + 1)]
     per_row = sorted({s for s in _FED_SIZES if s <= horizon + 1} | {horizon + 1})
@@ -444,19 +446,29 @@ class CostAwarePolicy:
         if rows == 1:
             if self.cost is None:
                 return
-            predicted = self._table[min(drafted[0], self.horizon)]
+            predicted = self._table[min(drafted[0], self.horizon)] * self._scale(1, self.cost)
             base = self.greedy_pass_s(1, self.cost)
         else:
             if self._last is None:
                 return
             cost = self._last
             fed = rows + sum(drafted)
-            predicted = cost.extra(fed, self._projected(drafted), base=rows)
+            predicted = cost.extra(fed, self._projected(drafted), base=rows) * self._scale(rows, cost)
             base = self.greedy_pass_s(rows, cost)
         if predicted <= 0:
             return
         sample = min(max((seconds - base) / predicted, 0.25), 8.0)
-        self.extra_factor = 0.9 * self.extra_factor + 0.1 * sample
+        self.extra_factor = 0.75 * self.extra_factor + 0.25 * sample
+
+    def _scale(self, rows: int, cost: PassCost) -> float:
+        """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
+        calibration's dummy sentences attend over fewer positions than a batch of real ones (the longest first), and
+        what a drafted token adds grows the same way. The factor learned from drafted passes then corrects only what
+        is left."""
+        measured = self._greedy.get(rows) if rows > 1 else None  # batch 1: its calibration decodes like the loop
+        if measured is None:
+            return 1.0
+        return min(max(measured / (cost.step_s * min(rows / cost.batch, 1.0)), 1.0), 4.0)
 
     def _extra_upto(self, cost: PassCost, rows: int, upto: int) -> List[float]:
         """``cost.extra(rows + t, rows + t, base=rows)`` for t = 0 .. at least ``upto``: one list per cost and row
@@ -564,7 +576,7 @@ class CostAwarePolicy:
         if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
             return min(limit, self.probe_len)
         step = self.greedy_pass_s(1, self.cost)
-        table, factor = self._table, self.extra_factor
+        table, factor = self._table, self.extra_factor * self._scale(1, self.cost)
         started = bool(state.extra.get("drafter_started"))
         if self._skipping(started):
             n = min(limit, self.probe_len)
@@ -597,7 +609,7 @@ class CostAwarePolicy:
             probe_n[r] = min(limits[r], self.probe_len)
         if not self.reach[1]:
             return probe_n
-        factor = self.extra_factor
+        factor = self.extra_factor * self._scale(B, cost)
         step = self.greedy_pass_s(B, cost)
         probed = sum(1 for n in probe_n if n)
         probe_fed = B + sum(probe_n)

@@ -352,3 +352,30 @@ def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
     out = decode_batched(ver, srcs, drafter, accept_top1, batch_size=6, policy=policy, max_len_b=12)
     assert [r.tokens for r in out] == [greedy_decode(ver, s, max_len_b=12).tokens for s in srcs]
     assert 2 <= drafter.starts < len(srcs)
+
+
+def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_costs():
+    """When a batch's real greedy passes cost twice the calibration's (longer sentences than its dummy one), what a draft
+    token adds is taken as twice as dear too: the choice stays the calibration's, where the dearer greedy pass alone
+    would make drafting look cheap (more positions); at batch 1 the calibration stands."""
+    def fresh():
+        policy = policy_with({8: (1e-4, 1.2e-4, 0.0, 2e-3)}, horizon=10)
+        policy._rows_fused = True
+        policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [900.0] * 10
+        policy._refresh()
+        return policy
+    rows = [State() for _ in range(8)]
+    calibrated, dearer = fresh(), fresh()
+    for _ in range(3):
+        dearer.observe_pass(4e-3, [0] * 8)
+    assert calibrated._scale(8, calibrated._costs[8]) == 1.0
+    assert dearer._scale(8, dearer._costs[8]) == pytest.approx(2.0)
+    assert dearer.choose_batch(rows, None) == calibrated.choose_batch(rows, None)
+    unscaled = fresh()
+    for _ in range(3):
+        unscaled.observe_pass(4e-3, [0] * 8)
+    unscaled._scale = lambda rows, cost: 1.0
+    assert sum(unscaled.choose_batch(rows, None)) > sum(calibrated.choose_batch(rows, None))
+    single = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)})
+    single.observe_pass(8e-4, [0])
+    assert single._scale(1, single.cost) == 1.0
