@@ -321,7 +321,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
                 _, cache_length, finished = advance(st, stats[active[r]], dr, decision, hidden[r, : len(dr) + 1])
                 bver.lengths[r] = cache_length  # this row's rollback
-                if policy is not None:
+                if policy is not None and st.last_drafted:
                     policy.observe(st, st.last_drafted, st.last_accepted)
                 if not finished:
                     keep.append(r)

@@ -327,6 +327,9 @@ class CostAwarePolicy:
         self.extra_factor = 1.0
         self._rows_fused = False  # the verifier projects only the rows' real positions (fast backend), else padded
         self._extras: Dict[tuple, List[float]] = {}
+        self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
+        # a batch's last "no draft" choice while it holds: ((version, rows), reuses, greedy pass, probe's cost)
+        self._batch_skip: Optional[tuple] = None
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
@@ -345,6 +348,7 @@ class CostAwarePolicy:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
         self._costs[cost.batch] = cost
         self._extras.clear()
+        self._cost_for.clear()
         if cost.batch == 1:
             self.cost = cost
             self._table = cost.table(self.horizon)
@@ -390,10 +394,13 @@ class CostAwarePolicy:
         """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at
         ``batch`` when none was: a batch whose rows finish one by one is not measured again at every size (the
         loops call :meth:`prepare` with a batch's full size first)."""
+        if batch in self._cost_for:
+            return self._cost_for[batch]
         sizes = sorted(b for b in self._costs if b > 1)
         if not sizes:
             return self._cached_or_measured(verifier, batch)
-        return self._costs[next((b for b in sizes if b >= batch), sizes[-1])]
+        cost = self._cost_for[batch] = self._costs[next((b for b in sizes if b >= batch), sizes[-1])]
+        return cost
 
     # ------------------------------------------------------------------ acceptance statistics
     def _refresh(self) -> None:
@@ -430,6 +437,7 @@ class CostAwarePolicy:
     def observe_start(self, seconds: float, rows: int = 1) -> None:
         """The drafter's start (lazy: when first asked) for ``rows`` sentences took ``seconds``."""
         self._mean(self._start_s, rows, seconds)
+        self._version += 1
 
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
@@ -478,6 +486,19 @@ class CostAwarePolicy:
             t = len(table)
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
+
+    def _probe_rows(self, limits: Sequence[int]) -> List[int]:
+        """A probe (and the first draft, to learn from) asks a few rows for a probe's length each: a draft of every row
+        of a batch can cost many greedy steps, and every row asked is a drafter start."""
+        out = [0] * len(limits)
+        asked = 0
+        for r, lim in enumerate(limits):
+            if lim > 0:
+                out[r] = min(lim, self.probe_len)
+                asked += 1
+                if asked == self.probe_rows:
+                    break
+        return out
 
     def _min_marginal(self, cost: PassCost, rows: int) -> float:
         """The least that one more fed and projected token adds to a pass of ``rows`` rows or more: the smallest slope of
@@ -545,10 +566,16 @@ class CostAwarePolicy:
         """Ask the drafter again once the greedy time since it was last asked is ``1 / probe_share`` times what the
         probe costs (its call, a sentence start, the longer pass): probes then cost at most ``probe_share`` of the
         time, and a drafter that starts to pay is still noticed."""
-        self._skipped_s += step_s
+        return self._probe_due(step_s, self._probe_cost(extra_s, rows))
+
+    def _probe_cost(self, extra_s: float, rows: int) -> float:
         cost = self.drafter_cost(rows) + self.start_cost(rows) + extra_s
         if rows not in self._start_s or rows not in self._drafter_s:
             cost *= 4  # not measured at this batch size: a scaled guess, so wait longer before paying it
+        return cost
+
+    def _probe_due(self, step_s: float, cost: float) -> bool:
+        self._skipped_s += step_s
         if self._skipped_s * self.probe_share < cost:
             return False
         self._skipped_s = 0.0
@@ -599,14 +626,21 @@ class CostAwarePolicy:
 
     def choose_batch(self, states, verifier) -> List[int]:
         """The draft length of every row of a batch (one pass verifies them all)."""
-        limits = [min(st.max_draft, self.horizon) for st in states]
         B = len(states)
+        held = self._batch_skip
+        if held is not None and held[0] == (self._version, B) and held[1] < 16:
+            # the last "no draft" holds (no count, cost or start changed since): only the probe's budget is checked,
+            # so a batch that never drafts pays the policy almost nothing per iteration
+            self._batch_skip = (held[0], held[1] + 1, held[2], held[3])
+            if not self._probe_due(held[2], held[3]):
+                return [0] * B
+            self._batch_skip = None
+            self._last = self.batch_cost(verifier, B)
+            return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
+        self._batch_skip = None
+        limits = [min(st.max_draft, self.horizon) for st in states]
         cost = self._last = self.batch_cost(verifier, B)
-        # a probe (and the first draft, to learn from) asks a few rows for a probe's length each: a draft of every row
-        # of a batch can cost many greedy steps, and every row asked is a drafter start
-        probe_n = [0] * B
-        for r in [r for r, lim in enumerate(limits) if lim > 0][: self.probe_rows]:
-            probe_n[r] = min(limits[r], self.probe_len)
+        probe_n = self._probe_rows(limits)
         if not self.reach[1]:
             return probe_n
         factor = self.extra_factor * self._scale(B, cost)
@@ -615,9 +649,13 @@ class CostAwarePolicy:
         probe_fed = B + sum(probe_n)
 
         def no_draft() -> List[int]:
-            probe = probed and self._probe(step, factor * cost.extra(probe_fed, self._projected(probe_n), base=B),
-                                           probed)
-            return probe_n if probe else [0] * B
+            if not probed:
+                return [0] * B
+            probe_cost = self._probe_cost(factor * cost.extra(probe_fed, self._projected(probe_n), base=B), probed)
+            if self._probe_due(step, probe_cost):
+                return probe_n
+            self._batch_skip = ((self._version, B), 0, step, probe_cost)
+            return [0] * B
         unstarted = sum(1 for st in states if not st.extra.get("drafter_started"))
         started = unstarted == 0
         if self._skipping(started):
