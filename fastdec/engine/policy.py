@@ -544,10 +544,9 @@ class CostAwarePolicy:
         if self._stale >= 8 or reach[1] < 32:
             self._refresh()
 
-    def _values(self, state, limit: int, floor: float = 0.0, stop=None) -> List[float]:
+    def _values(self, state, limit: int, floor: float = 0.0) -> List[float]:
         """``prod_{l<=m} q_l`` for m = 1 .. limit for this sentence, stopping where it falls below 1 % (or below
-        ``floor``, or where ``stop(m, value)`` says: a value with which no position from m on can pay for its
-        place -- the values only fall)."""
+        ``floor``: a value with which no position can pay for its place -- the values only fall)."""
         q, w = self.q, self.weight
         sent = state.extra.get("policy_counts")
         out, p = [], 1.0
@@ -556,7 +555,7 @@ class CostAwarePolicy:
                 p *= (sent[1][m] + w * q[m]) / (sent[0][m] + w)
             else:
                 p *= q[m]
-            if p < 0.01 or p < floor or (stop is not None and stop(m, p)):
+            if p < 0.01 or p < floor:
                 break
             out.append(p)
         return out
@@ -610,11 +609,16 @@ class CostAwarePolicy:
             return n if self._probe(step, factor * table[n]) else 0
         drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1))
         best_n, best = 0, 1.0 / step
-        expected = 1.0
+        expected, p, base = 1.0, 1.0, step + drafter
         least = self._least_after  # the smallest cost one more position adds, from position n on
-        for n, p in enumerate(self._values(state, limit, stop=lambda m, p: p < factor * least[m - 1] * best), 1):
+        q, w = self.q, self.weight
+        sent = state.extra.get("policy_counts")
+        for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
+            p *= (sent[1][n] + w * q[n]) / (sent[0][n] + w) if sent is not None and sent[0][n] else q[n]
+            if p < 0.01 or p < factor * least[n - 1] * best:
+                break  # no position from n on can pay for its place: the values only fall
             expected += p
-            rate = expected / (step + drafter + factor * table[n])
+            rate = expected / (base + factor * table[n])
             if rate > best:
                 best_n, best = n, rate
         if best_n == 0:
