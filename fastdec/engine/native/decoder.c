@@ -68,8 +68,8 @@ typedef struct {
 struct Packed {
     int O, K, panels;
     real *p;      /* [panels][K][PW] */
-    int Kp;       /* int8: K rounded up to a multiple of 4 (input quads) */
-    int8_t *q;    /* int8: [panels][Kp / 4][PW][4], the weights over their row's scale */
+    int Kp;       /* int8: K rounded up to a multiple of IN_GROUP */
+    int8_t *q;    /* int8: [panels][Kp / IN_GROUP][PW][IN_GROUP], the weights over their row's scale */
     real *scale;  /* int8: [panels * PW], max |W[o]| / 127 */
     int32_t *wsum; /* int8: [panels * PW], sum_i q[o, i] (the unsigned-input kernel's correction) */
 };
@@ -114,8 +114,16 @@ static inline __attribute__((always_inline)) void panel_kernel(int G, int R, con
 
 /* int8: y[o] = b[o] + (sum_i Wq[o, i] xq[i]) * (sx * sw[o]), the sum exact in 32-bit integers (so any order gives
  * the same), the input quantised per row (sx = max |x| / 127): again nothing depends on the rows fed with it. */
+/* The int8 weights in groups of consecutive inputs per output: quads for VNNI's four products per lane, else pairs
+ * (vpmaddwd, or what the compiler makes of the plain loop). */
+#if defined(__AVX512VNNI__) && PW == 16
+#define IN_GROUP 4
+#else
+#define IN_GROUP 2
+#endif
+
 static int pack_int8(Packed *P, const real *W, int O, int K) {
-    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = (K + 3) / 4 * 4;
+    P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = (K + IN_GROUP - 1) / IN_GROUP * IN_GROUP;
     P->q = (int8_t *)calloc((size_t)P->panels * P->Kp * PW, 1);
     P->scale = (real *)calloc((size_t)P->panels * PW, sizeof(real));
     P->wsum = (int32_t *)calloc((size_t)P->panels * PW, sizeof(int32_t));
@@ -126,7 +134,8 @@ static int pack_int8(Packed *P, const real *W, int O, int K) {
         const real sc = mx > 0 ? mx / 127 : 1;
         P->scale[o] = sc;
         for (int i = 0; i < K; i++) {
-            const size_t at = (((size_t)(o / PW) * (P->Kp / 4) + i / 4) * PW + o % PW) * 4 + i % 4;
+            const size_t at = (((size_t)(o / PW) * (P->Kp / IN_GROUP) + i / IN_GROUP) * PW + o % PW) * IN_GROUP +
+                              i % IN_GROUP;
             P->q[at] = (int8_t)nearbyint(W[(size_t)o * K + i] / sc);
             P->wsum[o] += P->q[at];
         }
@@ -164,16 +173,34 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
         const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
         for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], _mm512_sub_epi32(a[g][r], corr));
     }
+#elif defined(__AVX512BW__) && PW == 16
+    /* a pair of inputs per step: 16 outputs x 2 weights widened to int16, multiplied with (x[i], x[i+1]) and summed
+     * in pairs into 16 int32 lanes (vpmaddwd) */
+    __m512i a[4][4];
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++) a[g][r] = _mm512_setzero_si512();
+    for (int i = 0; i < Kp; i += 2) {
+        __m512i xv[4];
+        for (int r = 0; r < R; r++)
+            xv[r] = _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i] |
+                                                ((uint32_t)(uint16_t)(int16_t)X[(size_t)r * Kp + i + 1] << 16)));
+        for (int g = 0; g < G; g++) {
+            const __m512i wv = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w + ((size_t)g * Kp + i) * PW)));
+            for (int r = 0; r < R; r++) a[g][r] = _mm512_add_epi32(a[g][r], _mm512_madd_epi16(wv, xv[r]));
+        }
+    }
+    for (int g = 0; g < G; g++)
+        for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], a[g][r]);
 #else
     for (int g = 0; g < G; g++)
         for (int r = 0; r < R; r++)
             for (int l = 0; l < PW; l++) acc[g][r][l] = 0;
-    for (int i = 0; i < Kp; i += 4)
+    for (int i = 0; i < Kp; i += 2)
         for (int g = 0; g < G; g++)
             for (int r = 0; r < R; r++) {
-                const int8_t *x = X + (size_t)r * Kp + i, *wp = w + ((size_t)g * Kp + i) * PW;
-                for (int l = 0; l < PW; l++)
-                    acc[g][r][l] += wp[4 * l] * x[0] + wp[4 * l + 1] * x[1] + wp[4 * l + 2] * x[2] + wp[4 * l + 3] * x[3];
+                const int32_t x0 = X[(size_t)r * Kp + i], x1 = X[(size_t)r * Kp + i + 1];
+                const int8_t *wp = w + ((size_t)g * Kp + i) * PW;
+                for (int l = 0; l < PW; l++) acc[g][r][l] += wp[2 * l] * x0 + wp[2 * l + 1] * x1;
             }
 #endif
     for (int g = 0; g < G; g++) {
