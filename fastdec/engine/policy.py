@@ -336,13 +336,17 @@ class CostAwarePolicy:
     def calibrate(self, verifier, batch: int = 1) -> PassCost:
         """Measure the verifier's pass cost at this batch size now (kept per batch size, and in the cost cache for the
         next policy on the same model, backend, device and batch size; call again to re-measure)."""
+        return self._measure(verifier, batch, pass_cost_key(verifier, self.horizon, batch))
+
+    def _measure(self, verifier, batch: int, key: str) -> PassCost:
         cost = measure_pass_cost(verifier, self.horizon, batch)
-        store_pass_cost(pass_cost_key(verifier, self.horizon, batch), cost)
+        store_pass_cost(key, cost)
         return self.use_cost(cost)
 
     def _cached_or_measured(self, verifier, batch: int) -> PassCost:
-        cached = cached_pass_cost(pass_cost_key(verifier, self.horizon, batch))
-        return self.use_cost(cached) if cached is not None else self.calibrate(verifier, batch)
+        key = pass_cost_key(verifier, self.horizon, batch)  # hashes the weights: once per measurement
+        cached = cached_pass_cost(key)
+        return self.use_cost(cached) if cached is not None else self._measure(verifier, batch, key)
 
     def use_cost(self, cost: PassCost) -> PassCost:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
@@ -661,9 +665,6 @@ class CostAwarePolicy:
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
         unstarted = sum(1 for st in states if not st.extra.get("drafter_started"))
-        started = unstarted == 0
-        if self._skipping(started):
-            return no_draft()
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
@@ -674,8 +675,7 @@ class CostAwarePolicy:
                 if lim > 0:
                     items.extend((p, r, m) for m, p in enumerate(self._values(st, lim, floor), 1))
         if not items:
-            self._no_draft(started)
-            return no_draft()
+            return no_draft()  # (which holds the choice while nothing it depends on changes)
         items.sort(key=lambda x: -x[0])
         drafter = self.drafter_cost(B) + self.start_cost(unstarted)
         best_t, best = 0, B / step
@@ -701,7 +701,6 @@ class CostAwarePolicy:
             elif p * (1.0 / best) < factor * (extra[t + 1] - extra[t]):
                 break  # the values only fall and the costs only rise from here
         if best_t == 0:
-            self._no_draft(started)
             return no_draft()
         self._skipped_s = 0.0
         n = [0] * B

@@ -124,12 +124,15 @@ class BatchedMaskedLogProbs:
         if self.fused_rows is not None:
             ends = [min(end, lengths[i]) if lengths is not None else end for i in range(len(rows))]
             width = hidden.size(1)
-            flat = [b * width + p for b, e in zip(rows, ends) for p in range(start, e)]
+            flat, steps, lens = [], [], []
+            for b, e in zip(rows, ends):
+                for p in range(start, e):
+                    flat.append(b * width + p)
+                    steps.append(self.steps[b] + p)
+                    lens.append(self.max_lens[b])
             if not flat:
                 return [[] for _ in rows]
             h = hidden.reshape(-1, hidden.size(-1)).index_select(0, torch.tensor(flat))
-            steps = [self.steps[b] + p for b, e in zip(rows, ends) for p in range(start, e)]
-            lens = [self.max_lens[b] for b, e in zip(rows, ends) for _ in range(start, e)]
             tokens = self.fused_rows(h, steps, lens, self.unk_penalty)
             out, at = [], 0
             for e in ends:

@@ -824,8 +824,10 @@ static int top1_rows(Model *m, const real *hidden, int n, const int *steps, cons
             chunk_argmax(row, width, o0, best + r, out + r);
         }
     }
-    for (int r = 0; r < n; r++)
-        if (steps[r] >= maxl[r] || best[r] <= (real)-1e30) out[r] = steps[r] >= maxl[r] ? eos : -1;
+    for (int r = 0; r < n; r++) {
+        if (steps[r] >= maxl[r]) out[r] = eos;
+        else if (best[r] <= (real)-1e30) out[r] = -1; /* every id masked */
+    }
     return 0;
 }
 
