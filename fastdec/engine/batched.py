@@ -286,6 +286,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             drafter.start_batch(states)
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
+        first = True
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
@@ -296,6 +297,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
                     st.max_draft = n
                     s.planned.append(n)
+                timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both are measured)
             if drafter is not None:
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:
@@ -325,13 +327,17 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                     policy.observe(st, st.last_drafted, st.last_accepted)
                 if not finished:
                     keep.append(r)
+            verify_s = timer.lap("verifier")
+            if policy is not None and not first:  # (a batch's first pass also allocates its caches)
+                policy.observe_pass(verify_s, [len(d) for d in drafts])
+            first = False
             if len(keep) < len(active):
+                # finished rows leave the caches: a cost of the batch, not of this pass (it would make the policy
+                # think a pass of this many rows dearer than it is)
                 active = [active[r] for r in keep]
                 if active:
                     bver.keep(keep)
-            verify_s = timer.lap("verifier")
-            if policy is not None:
-                policy.observe_pass(verify_s, [len(d) for d in drafts])
+                timer.lap("other")
         timer.stop()
     mem = peak_memory_mb(dev)
     results = []

@@ -158,10 +158,8 @@ def draft_verify_accept(
                     policy.observe_start(timer.lap("drafter"))
                 draft = truncate_draft(drafter.propose(state), state.max_draft, eos, pad, V)
                 drafter_s = timer.lap("drafter")
-                if policy is not None:
-                    policy.observe_drafter(drafter_s)
             else:
-                draft = []
+                draft, drafter_s = [], None
             k = len(draft)
             # ---------------- verify (one decoder pass) and accept; the rule projects the rows it needs
             out = verifier.forward(torch.tensor([prefix[-1]] + draft, dtype=torch.long), need_logits=False)
@@ -170,8 +168,7 @@ def draft_verify_accept(
             verifier.rollback(kept)
             verify_s = timer.lap("verifier")
             if policy is not None:
-                policy.observe(state, k, state.last_accepted)
-                policy.observe_pass(verify_s, (k,))
+                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s)
             if on_iteration is not None:
                 on_iteration(state, draft, state.last_accepted, new)
                 timer.lap("other")

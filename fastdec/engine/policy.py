@@ -44,6 +44,8 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
+from .projection import projects_real_positions
+
 __all__ = ["PassCost", "measure_pass_cost", "CostAwarePolicy", "POLICIES", "check_policy", "pass_cost_key",
            "cached_pass_cost", "store_pass_cost"]
 
@@ -98,6 +100,11 @@ class PassCost:
         """Seconds an iteration feeding ``fed`` tokens and projecting ``rows`` rows costs beyond a greedy step of
         ``base`` rows (default: the measured batch size)."""
         b = self.batch if base is None else base
+        # fewer rows than measured (a batch whose rows finished): the same draft tokens on the measured batch -- a
+        # drafted token costs about the same beside fewer rows, and below the measured points the curves are guesses
+        # (a straight line down from the smallest pass would lose what any draft adds to a pass)
+        shift = max(self.batch - b, 0)
+        fed, rows, b = fed + shift, rows + shift, b + shift
         return (max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
                 + max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0))
 
@@ -187,8 +194,14 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         # positions, masks and packed linear layers): one token per row is measured on equal lengths, longer passes
         # on ragged ones, so what drafting adds to a pass is in the difference
         ragged = [prefix - b % 3 for b in range(batch)]
-        for s in per_row[:8]:  # a wide batched pass is slow to measure; the rest is extrapolated
-            n_valid = [1] * batch if s == 1 else [s - b % 2 for b in range(batch)]
+        # one token per row; one row drafting one token (what any draft adds to a pass: ragged positions and masks,
+        # the padded attention); then every row drafting. A wide batched pass is slow to measure; the rest is
+        # extrapolated
+        shapes = [[1] * batch, [2] + [1] * (batch - 1)] + [[s - b % 2 for b in range(batch)] for s in per_row[1:8]]
+        for n_valid in shapes:
+            if fed and sum(n_valid) <= fed[-1]:
+                continue  # (a batch of two: one row drafting is half the rows)
+            s = max(n_valid)
             tokens = torch.tensor([feed_ids[prefix: prefix + s]] * batch)
             starts = [prefix] * batch if s == 1 else ragged
 
@@ -200,12 +213,12 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         bver.lengths = [prefix] * batch
         hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
         rows, rows_s = [], []
-        # the batched loop's own projection (the fast backend: every row's positions in one C call)
+        # the batched loop's own projection (on a CPU every row's real positions; the fast backend's in one C call)
         proj = BatchedMaskedLogProbs(verifier).of(hidden, [prefix] * batch, [10 ** 6] * batch)
 
         def project(r):
             return proj.top1(list(range(batch)), 0, r, [r] * batch)
-        for r in (1, _CHUNK):
+        for r in (1, 2, 4, _CHUNK):  # a wide projection costs more per row (its output leaves the caches)
             rows.append(r * batch)
             rows_s.append(clock.time(lambda r=r: project(r), repeats))
 
@@ -219,7 +232,7 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
 
 
 # ---------------------------------------------------------------------------------------------------- the cost cache
-_CACHE_VERSION = 1  # raise when what measure_pass_cost measures changes
+_CACHE_VERSION = 3  # raise when what measure_pass_cost measures changes
 
 
 def _cache_dir() -> Optional[Path]:
@@ -283,6 +296,48 @@ def store_pass_cost(key: str, cost: PassCost) -> None:
         logger.debug("pass cost not cached in %s: %s", folder, exc)
 
 
+class _ExtraFit:
+    """What drafted passes really add beyond a greedy pass, against what the calibration predicts for them: a running
+    least-squares line ``seen = fixed + factor * predicted`` over recent passes (each weighs ``decay`` times the next).
+    The fixed part is what any draft adds to a pass whatever its length (ragged positions and masks); a running mean
+    of ratios would read it as a factor and swing to its bounds on passes with one drafted token. Too little spread
+    in the predictions to tell the two apart: a factor alone (the ratio of the sums). The calibration is its prior."""
+
+    __slots__ = ("decay", "sums", "line")
+
+    def __init__(self, decay: float = 0.9):
+        self.decay = decay
+        self.sums = [0.0] * 5  # weight, x, y, x*x, x*y
+        self.line = (0.0, 1.0)  # the last solve's (fixed, factor)
+
+    def add(self, predicted: float, seen: float) -> tuple:
+        """Count a pass; returns :meth:`solve`'s answer with it."""
+        d, (n, sx, sy, sxx, sxy) = self.decay, self.sums
+        if n == 0.0:  # the calibration as a prior: three passes that cost what it predicts, fading as passes come
+            n, sx, sxx = 3.0, 3.5 * predicted, 5.25 * predicted * predicted  # at 0.5, 1 and 2 times this prediction
+            sy, sxy = sx, sxx
+        x = predicted  # (once per drafted pass: plain arithmetic)
+        # one pass counts at most a third or three times what the line says it costs: a pass that met a cold cache or
+        # a new shape's first allocation moves the line a step, not to a cost that stops drafting from then on;
+        # a lasting change moves it over a few passes
+        expect = self.line[0] + self.line[1] * x
+        seen = min(max(seen, expect / 3.0), 3.0 * expect)
+        self.sums = [d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen]
+        self.line = self.solve()
+        return self.line
+
+    def solve(self) -> tuple:
+        """``(fixed seconds >= 0, factor in [0.25, 8])``; ``(0, 1)`` before any pass."""
+        n, sx, sy, sxx, sxy = self.sums
+        if n <= 0 or sx <= 0:
+            return 0.0, 1.0
+        mx, my = sx / n, sy / n
+        var = sxx / n - mx * mx
+        factor = (sxy / n - mx * my) / var if n >= 3 and var > (0.25 * mx) ** 2 else sy / sx
+        factor = min(max(factor, 0.25), 8.0)
+        return max(my - factor * mx, 0.0), factor
+
+
 class CostAwarePolicy:
     """Chooses each iteration's draft length by expected tokens per second (see the module docstring).
 
@@ -307,6 +362,8 @@ class CostAwarePolicy:
         self.reach = [0.0] * (H + 2)  # across the input: how often position m was verified ...
         self.acc = [0.0] * (H + 2)    # ... and accepted
         self.q = [prior] * (H + 2)    # smoothed acceptance rate by position, refreshed every few observations
+        self._no_counts = (0,) * (H + 2)  # a sentence's counts before it has any
+        self._deepest = 0  # the deepest position counted so far
         self._stale = 0
         self._drafter_s: Dict[int, float] = {}  # running mean of one drafter call (seconds) by rows drafted
         self.cost: Optional[PassCost] = None
@@ -321,11 +378,16 @@ class CostAwarePolicy:
         self._version = 0
         self._skip = ((-1, False), 0)  # ((version, drafter started) of a "no draft" choice, times reused)
         # what decoding itself measures: a greedy pass by its number of rows (a pass of few rows, at the end of a
-        # batch, costs more per row than a full one), and how far the measured cost of the extra draft tokens is from
-        # the prediction (a factor on it) -- the calibration is a start, not the truth
+        # batch, costs more per row than a full one), and how the measured cost of the extra draft tokens relates to
+        # the prediction (a fixed part and a factor on it) -- the calibration is a start, not the truth
         self._greedy: Dict[int, float] = {}
-        self.extra_factor = 1.0
-        self._rows_fused = False  # the verifier projects only the rows' real positions (fast backend), else padded
+        self._fit = _ExtraFit()
+        self.extra_fixed, self.extra_factor = 0.0, 1.0  # batch 1's line
+        # a batch's, by its number of rows (1 < rows < 4, 4 .. 7, 8 .. 15, ...): what a draft adds beside few rows (the
+        # end of a batch) is not what it adds beside a full batch, and one line for both would carry a batch's end
+        # into the next batch's start
+        self._batch_fits: Dict[int, _ExtraFit] = {}
+        self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
         self._extras: Dict[tuple, List[float]] = {}
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
         # a batch's last "no draft" choice while it holds: ((version, rows), reuses, greedy pass, probe's cost)
@@ -356,12 +418,14 @@ class CostAwarePolicy:
         if cost.batch == 1:
             self.cost = cost
             self._table = cost.table(self.horizon)
-            # the least that one more position adds from position n on (the choice stops where even that cannot pay)
-            marg = [max(b - a, 0.0) for a, b in zip(self._table, self._table[1:])] + [float("inf")]
-            self._least_after = [0.0] * (len(marg) + 1)
-            self._least_after[len(marg)] = float("inf")
-            for n in range(len(marg) - 1, -1, -1):
-                self._least_after[n] = min(marg[n], self._least_after[n + 1])
+            # the least that positions after n add per position, on average over any run of them (the choice stops
+            # where even that cannot pay: positions n+1 .. m add at most (m - n) times position n+1's value); an
+            # average, not the least single step, so one flat step of a noisy measurement does not keep every
+            # choice reading to the horizon
+            t = self._table
+            last = len(t) - 1
+            self._least_after = [min((max(t[m] - t[n], 0.0) / (m - n) for m in range(n + 1, last + 1)),
+                                     default=float("inf")) for n in range(last + 1)] + [float("inf")]
         return cost
 
     @property
@@ -372,6 +436,9 @@ class CostAwarePolicy:
     def greedy_pass_s(self, rows: int, cost: Optional[PassCost] = None) -> Optional[float]:
         """Seconds of a greedy pass of ``rows`` rows: measured at that row count, else between the nearest measured
         counts (``cost``'s calibration one of them), else in proportion to the nearest; None when nothing is known."""
+        measured = self._greedy.get(rows)
+        if measured is not None:
+            return measured
         pts = dict(self._greedy)
         if cost is not None:
             pts.setdefault(cost.batch, cost.step_s)
@@ -388,7 +455,7 @@ class CostAwarePolicy:
 
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
-        self._rows_fused = getattr(verifier, "masked_top1_rows", None) is not None
+        self._rows_fused = projects_real_positions(verifier)
         if batch <= 1 and self.cost is None:
             self._cached_or_measured(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
@@ -410,9 +477,12 @@ class CostAwarePolicy:
     def _refresh(self) -> None:
         """Smoothed rate by position: each position leans on the one before it until it has counts of its own."""
         w, prev = self.weight, self.prior
-        q = self.q
-        for m in range(1, self.horizon + 1):
-            prev = q[m] = (self.acc[m] + w * prev) / (self.reach[m] + w)
+        q, acc, reach = self.q, self.acc, self.reach
+        top = min(self._deepest or self.horizon, self.horizon)  # (counts set directly: every position)
+        for m in range(1, top + 1):
+            prev = q[m] = (acc[m] + w * prev) / (reach[m] + w)
+        # past the deepest position ever counted each position leans on the one before it all the way
+        q[top + 1: self.horizon + 1] = [prev] * (self.horizon - top)
         self._stale = 0
 
     @staticmethod
@@ -443,6 +513,19 @@ class CostAwarePolicy:
         self._mean(self._start_s, rows, seconds)
         self._version += 1
 
+    def observe_iteration(self, state, drafted: int, accepted: int, seconds: float,
+                          drafter_s: Optional[float] = None) -> None:
+        """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked), ``drafted``
+        tokens were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what :meth:`observe_drafter`,
+        :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every call shows)."""
+        if drafter_s is not None:
+            old = self._drafter_s.get(1)
+            self._drafter_s[1] = drafter_s if old is None else 0.8 * old + 0.2 * drafter_s
+            self._version += 1
+        if drafted > 0:
+            self.observe(state, drafted, accepted)
+        self.observe_pass(seconds, (drafted,))
+
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
         self._mean(self._drafter_s, rows, seconds)
@@ -450,27 +533,51 @@ class CostAwarePolicy:
 
     def observe_pass(self, seconds: float, drafted: Sequence[int]) -> None:
         """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
-        drafts updates the greedy step, one with drafts the factor between measured and predicted extra cost."""
+        drafts updates the greedy step, one with drafts the fit of the measured extra cost on the predicted one."""
         rows = len(drafted)
-        if not any(drafted):
-            self._mean(self._greedy, rows, seconds)
-            return
-        if rows == 1:
+        if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
+            k = drafted[0]
+            if not k:
+                old = self._greedy.get(1)
+                self._greedy[1] = seconds if old is None else 0.8 * old + 0.2 * seconds
+                return
             if self.cost is None:
                 return
-            predicted = self._table[min(drafted[0], self.horizon)] * self._scale(1, self.cost)
-            base = self.greedy_pass_s(1, self.cost)
+            predicted = self._table[k if k < self.horizon else self.horizon]
+            base = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
+        elif not any(drafted):
+            self._mean(self._greedy, rows, seconds)
+            return
         else:
             if self._last is None:
                 return
             cost = self._last
             fed = rows + sum(drafted)
+            if fed + max(cost.batch - rows, 0) > 1.5 * cost.fed[-1]:
+                return  # past the measured passes the prediction is a straight line out: its error says little of
+                # the passes the choice usually weighs
             predicted = cost.extra(fed, self._projected(drafted), base=rows) * self._scale(rows, cost)
             base = self.greedy_pass_s(rows, cost)
         if predicted <= 0:
             return
-        sample = min(max((seconds - base) / predicted, 0.25), 8.0)
-        self.extra_factor = 0.75 * self.extra_factor + 0.25 * sample
+        if rows == 1:
+            self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
+        else:
+            fit = self._batch_fits.get(rows.bit_length())
+            if fit is None:
+                fit = self._batch_fits[rows.bit_length()] = _ExtraFit()
+            fit.add(predicted, max(seconds - base, 0.0))
+
+    def batch_line(self, rows: int) -> tuple:
+        """``(fixed seconds, factor)`` of what drafts add to a pass of ``rows`` rows beyond the prediction: learned at
+        about that many rows, else at half or twice as many, else ``(0, 1)`` (the calibration as it is: a batch of two
+        says little of a batch of 32); batch 1's own at one row."""
+        if rows <= 1:
+            return self.extra_fixed, self.extra_factor
+        key = rows.bit_length()
+        fits = self._batch_fits
+        fit = fits.get(key) or fits.get(key + 1) or fits.get(key - 1)
+        return (0.0, 1.0) if fit is None else fit.line
 
     def _scale(self, rows: int, cost: PassCost) -> float:
         """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
@@ -518,7 +625,7 @@ class CostAwarePolicy:
 
     def _projected(self, drafted: Sequence[int]) -> int:
         """Rows an exact pass projects for these drafts (at most: a rejection stops the chunks): each row's real
-        positions on the fast backend, else the padded batch's first 8 positions and each row's past them."""
+        positions on a CPU or the fast backend, else the padded batch's first 8 positions and each row's past them."""
         if self._rows_fused:
             return len(drafted) + sum(drafted)
         late = sum(max(k + 1 - _CHUNK, 0) for k in drafted)
@@ -538,9 +645,11 @@ class CostAwarePolicy:
         for m in range(1, top + 1):
             reach[m] += 1.0
             s_reach[m] += 1
-            if m <= accepted:
-                acc[m] += 1.0
-                s_acc[m] += 1
+        for m in range(1, min(accepted, top) + 1):
+            acc[m] += 1.0
+            s_acc[m] += 1
+        if top > self._deepest:
+            self._deepest = top
         if reach[1] > 4096:  # old counts fade: the estimate follows the input
             self.reach = [x * 0.5 for x in reach]
             self.acc = [x * 0.5 for x in acc]
@@ -605,30 +714,33 @@ class CostAwarePolicy:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
         if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
             return min(limit, self.probe_len)
-        step = self.greedy_pass_s(1, self.cost)
-        table, factor = self._table, self.extra_factor * self._scale(1, self.cost)
+        step = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
+        table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
         started = bool(state.extra.get("drafter_started"))
         if self._skipping(started):
             n = min(limit, self.probe_len)
-            return n if self._probe(step, factor * table[n]) else 0
-        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1))
+            return n if self._probe(step, self.extra_fixed + factor * table[n]) else 0
+        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
         best_n, best = 0, 1.0 / step
         expected, p, base = 1.0, 1.0, step + drafter
         least = self._least_after  # the smallest cost one more position adds, from position n on
         q, w = self.q, self.weight
         sent = state.extra.get("policy_counts")
+        s_reach, s_acc = sent if sent is not None else (self._no_counts, self._no_counts)
+        bar = factor * best  # (this loop runs every iteration of a batch-1 decode: kept to plain arithmetic)
         for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
-            p *= (sent[1][n] + w * q[n]) / (sent[0][n] + w) if sent is not None and sent[0][n] else q[n]
-            if p < 0.01 or p < factor * least[n - 1] * best:
+            seen = s_reach[n]
+            p *= (s_acc[n] + w * q[n]) / (seen + w) if seen else q[n]
+            if p < 0.01 or p < bar * least[n - 1]:
                 break  # no position from n on can pay for its place: the values only fall
             expected += p
             rate = expected / (base + factor * table[n])
             if rate > best:
-                best_n, best = n, rate
+                best_n, best, bar = n, rate, factor * rate
         if best_n == 0:
             self._no_draft(started)
             n = min(limit, self.probe_len)
-            return n if self._probe(step, factor * table[n]) else 0
+            return n if self._probe(step, self.extra_fixed + factor * table[n]) else 0
         self._skipped_s = 0.0
         return best_n
 
@@ -636,9 +748,10 @@ class CostAwarePolicy:
         """The draft length of every row of a batch (one pass verifies them all)."""
         B = len(states)
         held = self._batch_skip
-        if held is not None and held[0] == (self._version, B) and held[1] < 16:
-            # the last "no draft" holds (no count, cost or start changed since): only the probe's budget is checked,
-            # so a batch that never drafts pays the policy almost nothing per iteration
+        if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
+            # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left):
+            # only the probe's budget is checked, so a batch that never drafts pays the policy almost nothing per
+            # iteration (a full choice costs about a tenth of a batch-32 pass on the fast backend)
             self._batch_skip = (held[0], held[1] + 1, held[2], held[3])
             if not self._probe_due(held[2], held[3]):
                 return [0] * B
@@ -651,7 +764,8 @@ class CostAwarePolicy:
         probe_n = self._probe_rows(limits)
         if not self.reach[1]:
             return probe_n
-        factor = self.extra_factor * self._scale(B, cost)
+        fixed, factor = self.batch_line(B)
+        factor *= self._scale(B, cost)
         step = self.greedy_pass_s(B, cost)
         probed = sum(1 for n in probe_n if n)
         probe_fed = B + sum(probe_n)
@@ -659,12 +773,12 @@ class CostAwarePolicy:
         def no_draft() -> List[int]:
             if not probed:
                 return [0] * B
-            probe_cost = self._probe_cost(factor * cost.extra(probe_fed, self._projected(probe_n), base=B), probed)
+            probe_cost = self._probe_cost(fixed + factor * cost.extra(probe_fed, self._projected(probe_n), base=B),
+                                          probed)
             if self._probe_due(step, probe_cost):
                 return probe_n
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
-        unstarted = sum(1 for st in states if not st.extra.get("drafter_started"))
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
@@ -677,16 +791,21 @@ class CostAwarePolicy:
         if not items:
             return no_draft()  # (which holds the choice while nothing it depends on changes)
         items.sort(key=lambda x: -x[0])
-        drafter = self.drafter_cost(B) + self.start_cost(unstarted)
+        # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice
+        asked, asked_new, drafter = set(), 0, fixed
         best_t, best = 0, B / step
         expected = float(B)
-        # exact acceptance projects (on the fast backend) each row's real positions, chunk by chunk, else the padded
-        # batch's first 8 positions of every row at once, then only the rows still accepting: the projected rows grow
-        # with the widest draft, then one per draft token past the 8th
+        # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
+        # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
+        # widest draft, then one per draft token past the 8th
         width, late = 1, 0
-        extra = self._extra_upto(cost, B, 1)  # what t draft tokens add to the pass (fused rows), as far as read
-        for t, (p, _, m) in enumerate(items, 1):
+        extra = self._extra_upto(cost, B, 1)  # what t draft tokens add to the pass (real rows), as far as read
+        for t, (p, r, m) in enumerate(items, 1):
             expected += p
+            if r not in asked:
+                asked.add(r)
+                asked_new += not states[r].extra.get("drafter_started")
+                drafter = fixed + self.drafter_cost(len(asked)) + self.start_cost(asked_new)
             if t + 1 >= len(extra):
                 self._extra_upto(cost, B, t + 1)
             if self._rows_fused:

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["MaskedLogProbs", "BatchedMaskedLogProbs", "vocab_log_probs", "constrain_steps"]
+__all__ = ["MaskedLogProbs", "BatchedMaskedLogProbs", "vocab_log_probs", "constrain_steps", "projects_real_positions"]
 
 _NEG_INF = float("-inf")
 
@@ -118,28 +118,11 @@ class BatchedMaskedLogProbs:
              lengths: Optional[Sequence[int]] = None) -> List[List[int]]:
         """The verifier's tokens of positions ``start .. end - 1`` of each of ``rows`` (ascending row indices): the
         masked argmax, ``rows`` projected together (one host transfer). ``lengths[i]`` (optional): row ``rows[i]``'s
-        real positions; a row gets no tokens past them. With the fast backend's ``masked_top1_rows`` only the real
-        positions are projected, all rows in one C call."""
+        real positions; a row gets no tokens past them, and on a CPU or the fast backend only the real positions are
+        projected (:meth:`_top1_real`)."""
         hidden = self.hidden
-        if self.fused_rows is not None:
-            ends = [min(end, lengths[i]) if lengths is not None else end for i in range(len(rows))]
-            width = hidden.size(1)
-            flat, steps, lens = [], [], []
-            for b, e in zip(rows, ends):
-                for p in range(start, e):
-                    flat.append(b * width + p)
-                    steps.append(self.steps[b] + p)
-                    lens.append(self.max_lens[b])
-            if not flat:
-                return [[] for _ in rows]
-            h = hidden.reshape(-1, hidden.size(-1)).index_select(0, torch.tensor(flat))
-            tokens = self.fused_rows(h, steps, lens, self.unk_penalty)
-            out, at = [], 0
-            for e in ends:
-                k = max(e - start, 0)
-                out.append(tokens[at: at + k])
-                at += k
-            return out
+        if lengths is not None and (self.fused_rows is not None or self.lazy):
+            return self._top1_real(rows, start, end, lengths)
         if len(rows) == hidden.size(0):
             h = hidden[:, start:end]
         else:
@@ -149,3 +132,43 @@ class BatchedMaskedLogProbs:
         for r, b in enumerate(rows):
             constrain_steps(lp[r], self.steps[b] + start, self.max_lens[b], eos)
         return lp.argmax(dim=-1).tolist()
+
+    def _top1_real(self, rows: List[int], start: int, end: int, lengths: Sequence[int]) -> List[List[int]]:
+        """:meth:`top1` on the rows' real positions only, gathered into one projection (the padding of a batch where a
+        few rows draft long would otherwise be projected too: on a CPU the projection costs its rows): through the
+        fast backend's ``masked_top1_rows`` (one C call), else one matmul, each row's steps masked on its slice."""
+        hidden = self.hidden
+        ends = [min(end, n) for n in lengths]
+        width = hidden.size(1)
+        flat, steps, lens = [], [], []
+        for b, e in zip(rows, ends):
+            for p in range(start, e):
+                flat.append(b * width + p)
+                steps.append(self.steps[b] + p)
+                lens.append(self.max_lens[b])
+        if not flat:
+            return [[] for _ in rows]
+        h = hidden.reshape(-1, hidden.size(-1)).index_select(0, torch.tensor(flat, device=hidden.device))
+        if self.fused_rows is not None:
+            tokens = self.fused_rows(h, steps, lens, self.unk_penalty)
+        else:
+            lp = vocab_log_probs(self.verifier, h, self.unk_penalty)
+            eos, at = self.verifier.eos, 0
+            for b, e in zip(rows, ends):
+                k = max(e - start, 0)
+                if k:
+                    constrain_steps(lp[at: at + k], self.steps[b] + start, self.max_lens[b], eos)
+                at += k
+            tokens = lp.argmax(dim=-1).tolist()
+        out, at = [], 0
+        for e in ends:
+            k = max(e - start, 0)
+            out.append(tokens[at: at + k])
+            at += k
+        return out
+
+
+def projects_real_positions(verifier) -> bool:
+    """Whether the batched exact rule projects only each row's real positions on ``verifier`` (the fast backend's
+    fused rows, or any verifier on a CPU), so a pass's projection costs its drafted tokens, not the padded width."""
+    return getattr(verifier, "masked_top1_rows", None) is not None or verifier.device.type == "cpu"

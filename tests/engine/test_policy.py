@@ -14,23 +14,11 @@ from fastdec.bench.methods import parse_method
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, greedy_decode
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
-from fastdec.engine.policy import CostAwarePolicy, PassCost, check_policy, measure_pass_cost
+from fastdec.engine.policy import CostAwarePolicy, check_policy, measure_pass_cost
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
+from helpers.policy import State, policy_with
 
 SETTINGS = property_settings(1 / 2)
-
-
-def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, step: float) -> PassCost:
-    fed = [batch * n for n in (1, 2, 4, 8, 16, 32, 64)]
-    return PassCost(batch=batch, fed=fed, pass_s=[fixed + per_token * f for f in fed], rows=[batch, 8 * batch],
-                    rows_s=[per_row * batch, per_row * 8 * batch], step_s=step)
-
-
-def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
-    policy = CostAwarePolicy(horizon, **kw)
-    for batch, (fixed, per_token, per_row, step) in costs.items():
-        policy.use_cost(synthetic_cost(batch, fixed, per_token, per_row, step))
-    return policy
 
 
 @st.composite
@@ -136,13 +124,6 @@ def test_a_draft_that_costs_more_than_it_saves_is_not_asked_for():
     assert sum(r.stats.iterations for r in out) == sum(len(r.tokens) for r in out) - sum(
         sum(r.stats.accepted) for r in out)
     assert iterations > 100 and drafter.calls < 5
-
-
-class State:
-    """What the policy reads of a sentence's decoding state."""
-
-    def __init__(self, max_draft=10):
-        self.extra, self.max_draft = {}, max_draft
 
 
 def test_a_free_pass_drafts_the_whole_horizon_and_a_learned_position_stops_it():

@@ -1,0 +1,171 @@
+"""What the cost-aware policy learns of real passes and how it reads its costs: the fit of measured on predicted extra
+cost, the measured batch's curves for fewer rows, the batch-1 choice's early stop (a full scan's answer), the batched
+loop's measurements, and the batched projection of real positions only on a CPU."""
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from helpers.properties import property_settings
+from helpers.policy import State, policy_with
+
+from conftest import random_model
+from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
+from fastdec.engine.batched import BatchedVerifier, decode_batched
+from fastdec.engine.policy import CostAwarePolicy, PassCost, _ExtraFit
+from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs, projects_real_positions
+
+SETTINGS = property_settings(1 / 2)
+
+
+def test_the_fit_separates_a_fixed_cost_from_a_factor_and_starts_from_the_calibration():
+    fit = _ExtraFit()
+    assert fit.solve() == (0.0, 1.0)
+    fit.add(2e-4, 2e-4)  # the calibration's prediction as it is: the prior and the pass agree
+    assert fit.solve() == pytest.approx((0.0, 1.0))
+    for i in range(200):  # every draft adds 3e-4 whatever its length, and twice what the calibration says per token
+        predicted = 1e-4 * (1 + i % 7)
+        fixed, factor = fit.add(predicted, 3e-4 + 2 * predicted)
+    assert fixed == pytest.approx(3e-4, rel=1e-3) and factor == pytest.approx(2.0, rel=1e-3)
+    one_length = _ExtraFit()
+    for _ in range(50):  # one draft length only: a fixed part cannot be told from a factor, so a factor alone
+        one_length.add(1e-4, 4e-4)
+    assert one_length.solve() == pytest.approx((0.0, 4.0), rel=1e-2)  # (the prior has faded to a trace)
+    bounded = _ExtraFit()
+    for _ in range(50):
+        bounded.add(1e-4, 1.0)
+    assert bounded.solve()[1] == 8.0
+
+
+def test_what_every_draft_adds_is_learned_as_a_fixed_part_not_a_factor():
+    """Every drafted pass costs 1e-4 more than the calibration predicts, whatever its length (ragged positions and
+    masks): the fit learns that as a fixed part and keeps the factor on the per-token cost at 1, where a factor alone
+    would price every long draft too dear (and a short one too cheap)."""
+    policy = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)}, horizon=16)
+    policy.observe_pass(2e-4, (0,))
+    for i in range(60):
+        n = 1 + i % 12
+        policy.observe_pass(2e-4 + policy._table[n] + 1e-4, (n,))
+    assert policy.extra_factor == pytest.approx(1.0, rel=0.05)
+    assert policy.extra_fixed == pytest.approx(1e-4, rel=0.05)
+
+
+def test_fewer_rows_than_measured_read_the_measured_batch_s_curve():
+    """A batch whose rows finished: t draft tokens beside b rows cost what they cost beside the measured batch (a
+    pass's fixed jump when any row drafts included), not a line extrapolated below the measured points."""
+    cost = PassCost(batch=32, fed=[32, 33, 48, 96], pass_s=[1e-3, 1.3e-3, 1.6e-3, 2.6e-3], rows=[32, 256],
+                    rows_s=[4e-4, 3.2e-3], step_s=1.5e-3)
+    assert cost.extra(4 + 1, 4 + 1, base=4) == pytest.approx(cost.extra(33, 33))
+    assert cost.extra(4 + 1, 4 + 1, base=4) >= 3e-4   # the jump, which a line through 32 and 33 down to 4 loses
+    assert cost.extra(8 + 16, 8 + 16, base=8) == pytest.approx(cost.extra(48, 48))
+    assert cost.extra(40, 40) == pytest.approx(cost.extra(40, 40, base=32))
+
+
+@st.composite
+def choice_case(draw):
+    horizon = draw(st.integers(1, 40))
+    # a pass curve with flat and steep steps (a noisy measurement), a projection per row, a drafter call
+    steps = draw(st.lists(st.sampled_from([0.0, 1e-6, 1e-5, 4e-5, 2e-4]), min_size=horizon + 1, max_size=horizon + 1))
+    rates = draw(st.lists(st.floats(0.3, 1.0), min_size=horizon, max_size=horizon))
+    return horizon, steps, rates, draw(st.sampled_from([0.0, 2e-5, 3e-4])), draw(st.integers(1, 60))
+
+
+@SETTINGS
+@given(c=choice_case())
+def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
+    """The choice stops reading positions where none after can pay (a bound on the average cost of any run of later
+    positions); its answer is the draft length a scan of every length finds."""
+    horizon, steps, rates, drafter_s, limit = c
+    fed = list(range(1, horizon + 3))
+    pass_s = [1e-4]
+    for s in steps + [steps[-1]]:
+        pass_s.append(pass_s[-1] + s)
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(PassCost(batch=1, fed=fed, pass_s=pass_s, rows=[1], rows_s=[1e-5], step_s=2e-4))
+    policy.reach[1: horizon + 1] = [1000.0] * horizon
+    policy.acc[1: horizon + 1] = [1000.0 * r for r in rates]
+    policy._refresh()
+    policy._drafter_s, policy._start_s = {1: drafter_s}, {1: 0.0}
+    state = State(limit)
+    state.extra["drafter_started"] = True
+    step, table = policy.greedy_pass_s(1, policy.cost), policy._table
+    best_n, best, expected, p = 0, 1.0 / step, 1.0, 1.0
+    for n in range(1, min(limit, horizon) + 1):
+        p *= policy.q[n]
+        if p < 0.01:
+            break
+        expected += p
+        rate = expected / (step + drafter_s + table[n])
+        if rate > best:
+            best_n, best = n, rate
+    chosen = policy.choose(state)
+    assert chosen == best_n or (best_n == 0 and chosen == min(limit, horizon, policy.probe_len))  # (or a probe)
+
+
+def test_a_batch_s_no_draft_holds_while_rows_finish():
+    """A "no draft" choice is kept (nothing ranked again) while at least half its rows are left and nothing it depends
+    on changed; a batch down to fewer rows than that chooses again."""
+    policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
+    policy._rows_fused = True
+    policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [990.0] * 10
+    policy._refresh()
+    ranked = []
+    real_values = policy._values
+    policy._values = lambda *a, **k: ranked.append(a) or real_values(*a, **k)
+    policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
+    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and len(ranked) == 8
+    for rows in (8, 7, 5):
+        assert policy.choose_batch([State() for _ in range(rows)], None) == [0] * rows
+    assert len(ranked) == 8
+    policy.choose_batch([State() for _ in range(4)], None)
+    assert len(ranked) == 12
+
+
+class PassLog(CostAwarePolicy):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.passes = []
+
+    def observe_pass(self, seconds, drafted):
+        self.passes.append(len(drafted))
+        super().observe_pass(seconds, drafted)
+
+
+def test_the_batched_loop_leaves_a_batch_s_first_pass_out_of_what_the_policy_measures():
+    """A batch's first pass also allocates its caches, and the pass in which rows finish also drops them: the policy
+    is shown every pass but the first, each under the rows it fed."""
+    _, d, ver = random_model(0)
+    srcs = [torch.tensor([5 + i % 7, 6, 7 + i % 3, d.eos()]) for i in range(5)]
+    policy = PassLog(8)
+    policy.use_cost(PassCost(batch=5, fed=[5, 10, 40], pass_s=[1e-4, 2e-4, 8e-4], rows=[5, 40],
+                             rows_s=[1e-5, 8e-5], step_s=2e-4))
+    out = decode_batched(ver, srcs, InputCopyDrafter(), accept_top1, batch_size=5, policy=policy, max_len_b=6)
+    assert [r.tokens for r in out] == [greedy_decode(ver, s, max_len_b=6).tokens for s in srcs]
+    passes = max(r.stats.iterations for r in out)
+    assert len(policy.passes) == passes - 1 and policy.passes[0] == 5
+    assert policy.passes == sorted(policy.passes, reverse=True)
+
+
+def test_a_cpu_batch_projects_only_its_rows_real_positions():
+    """On a CPU the batched exact rule projects each row's real positions only (a short draft beside a long one is
+    not padded to it), and every row's tokens are those of its own batch-1 projection."""
+    _, d, ver = random_model(0)
+    assert projects_real_positions(ver)
+    srcs = [torch.tensor([5, 6, 7, d.eos()]), torch.tensor([8, 9, d.eos()]), torch.tensor([5, 9, 6, 7, d.eos()])]
+    bver = BatchedVerifier(ver)
+    bver.start(srcs)
+    lengths = [1, 7, 3]
+    tokens = torch.tensor([[d.eos()] + [5 + i for i in range(n - 1)] + [d.pad()] * (7 - n) for n in lengths])
+    hidden = bver.forward(tokens, lengths)
+    projected = []
+    real_output_layer = ver.output_layer
+    ver.output_layer = lambda h: projected.append(h.reshape(-1, h.size(-1)).size(0)) or real_output_layer(h)
+    try:
+        with torch.inference_mode():
+            proj = BatchedMaskedLogProbs(ver).of(hidden, [0, 0, 0], [50, 50, 50])
+            got = proj.top1([0, 1, 2], 0, 8, lengths)
+            assert projected == [sum(lengths)]
+            for b, n in enumerate(lengths):
+                assert got[b] == MaskedLogProbs(ver, 50).of(hidden[b, :n], 0).top1(0, n)
+            assert proj.top1([1, 2], 2, 4, [7, 3]) == [got[1][2:4], got[2][2:3]]
+    finally:
+        ver.output_layer = real_output_layer

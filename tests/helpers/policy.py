@@ -1,0 +1,24 @@
+"""Policies with synthetic pass costs, and the sentence state a policy reads (the cost-aware policy's tests)."""
+from fastdec.engine.policy import CostAwarePolicy, PassCost
+
+
+def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, step: float) -> PassCost:
+    """A pass of ``f`` fed tokens costs ``fixed + per_token * f``; projecting ``r`` rows ``per_row * r``."""
+    fed = [batch * n for n in (1, 2, 4, 8, 16, 32, 64)]
+    return PassCost(batch=batch, fed=fed, pass_s=[fixed + per_token * f for f in fed], rows=[batch, 8 * batch],
+                    rows_s=[per_row * batch, per_row * 8 * batch], step_s=step)
+
+
+def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
+    """A policy deciding with ``{batch: (fixed, per_token, per_row, step)}`` synthetic costs."""
+    policy = CostAwarePolicy(horizon, **kw)
+    for batch, (fixed, per_token, per_row, step) in costs.items():
+        policy.use_cost(synthetic_cost(batch, fixed, per_token, per_row, step))
+    return policy
+
+
+class State:
+    """What the policy reads of a sentence's decoding state."""
+
+    def __init__(self, max_draft=10):
+        self.extra, self.max_draft = {}, max_draft
