@@ -1,8 +1,9 @@
 """One benchmark runner: every method on the same loaded weights, in one process, batch 1, interleaved.
 
-Sentence after sentence, every method decodes the sentence back to back, the order rotating by one each sentence,
-so that load drifting on a shared or throttled machine hits all methods alike and per-sentence speed ratios compare
-like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
+Sentence after sentence, every method decodes the sentence back to back, in an order shuffled for each sentence
+(seeded by its index), so that load drifting on a shared or throttled machine, and the caches one method leaves to
+the next (a method right after a PyTorch one measured 10-20 % slower on a 2-core CPU), hit all methods alike and
+per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
 ``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
 sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
 error). Methods with a batch size above 1 (fairseq's batched generation, the engine's batched draft -> verify ->
@@ -13,6 +14,7 @@ share of its batch's time.
 from __future__ import annotations
 
 import gc
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -213,7 +215,7 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                 one(i, src)
         n = len(batch1)
         for i, src in enumerate(sources):
-            for m, one in (batch1[(i + j) % n] for j in range(n)):
+            for m, one in (batch1[j] for j in random.Random(i).sample(range(n), n)):
                 best = None
                 for _ in range(repeats):
                     rec = one(i, src)

@@ -147,8 +147,13 @@ def draft_verify_accept(
         while not finished:
             j = len(prefix) - 1
             state.max_draft = min(max_len - j, cap_draft)
+            held = False
             if policy is not None and drafter is not None:
-                state.max_draft = policy.choose(state, verifier)
+                if policy.hold:  # a "no draft" the policy said holds for this many greedy steps
+                    policy.hold -= 1
+                    state.max_draft, held = 0, True
+                else:
+                    state.max_draft = policy.choose(state, verifier)
                 stats.planned.append(state.max_draft)
             # ---------------- draft
             if drafter is not None and state.max_draft > 0:
@@ -167,7 +172,7 @@ def draft_verify_accept(
             new, kept, finished = advance(state, stats, draft, decision, out.hidden)
             verifier.rollback(kept)
             verify_s = timer.lap("verifier")
-            if policy is not None:
+            if policy is not None and not held:
                 policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s)
             if on_iteration is not None:
                 on_iteration(state, draft, state.last_accepted, new)

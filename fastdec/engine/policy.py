@@ -9,21 +9,28 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   model, backend, device, precision and batch size -- in well under a second, and kept in a cache keyed by those
   (``$FASTDEC_PASS_COST_CACHE``, default ``~/.cache/fastdec/pass_cost``; ``off``: none), so a later policy on the same
   model and machine reads it instead; ``calibrate`` measures again): one greedy iteration of the loop, everything
-  included; a decoder pass of ``t`` fed tokens;
-  projecting ``r`` rows to the vocabulary; and, measured while decoding, one call of the drafter;
+  included; a decoder pass of ``t`` fed tokens (in a batch also one row drafting one token: what any draft adds to a
+  pass); projecting ``r`` rows to the vocabulary; and, measured while decoding, one call of the drafter;
+* **what drafts really add**: the calibration is a prior, not the truth. Every drafted pass's measured extra time
+  (beyond a greedy pass of as many rows) is fitted on the calibration's prediction as ``fixed + factor *
+  predicted`` over the recent passes (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two),
+  each pass counting at most a third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second: with ``q_m`` the chance
   that position ``m`` is accepted once ``1 .. m-1`` were, ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one
-  iteration of cost ``greedy step + pass(n+1) - pass(1) + projection + [n > 0] * drafter``. ``n = 0`` is one plain
-  greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a *probe* of up to 8
-  tokens) once the greedy time since it was last asked is 100 times what the probe costs: probes cost at most 1 %,
-  and a drafter that starts to pay is noticed.
+  iteration of cost ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
+  ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
+  *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
+  cost at most 0.5 %, and a drafter that starts to pay is noticed. Until then the batch-1 loop takes greedy steps
+  without asking (:attr:`CostAwarePolicy.hold`).
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
 ``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own
-proposal, so a row's output never depends on the others). A batch's probe (and its first draft, before any count)
-asks only a few rows (``probe_rows``, 4), and the drafter starts a row when the row is first asked.
+proposal, so a row's output never depends on the others); the drafter is charged for (and starts) only the rows
+asked. A batch's probe (and its first draft, before any count) asks only a few rows (``probe_rows``, 4). The batched
+loop leaves a batch's first pass (it allocates the caches), its choices and the dropping of finished rows out of
+what it shows the policy.
 
 Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact
 acceptance returns -- every appended token is still the verifier's own greedy token (property tests on random
@@ -347,7 +354,7 @@ class CostAwarePolicy:
 
     name = "cost"
 
-    def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.01,
+    def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.005,
                  probe_len: int = 8, probe_rows: int = 4):
         if isinstance(horizon, bool) or int(horizon) < 1:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
@@ -373,10 +380,13 @@ class CostAwarePolicy:
         self._start_s: Dict[int, float] = {}  # ... and of a drafter's start (per sentence, or per batch) by rows
         self._skipped_s = 0.0    # greedy time since the drafter was last asked
         self.probes = 0
+        # batch 1: greedy steps the loop may take without asking (a "no draft" that holds until the next probe is due)
+        self.hold = 0
         # while "no draft" wins, the choice is not recomputed until something it depends on changes (a count, the
-        # drafter's cost) or 16 iterations passed: a skipped drafter then costs the loop almost nothing
+        # drafter's cost) or 64 iterations passed: a skipped drafter then costs the loop almost nothing
         self._version = 0
-        self._skip = ((-1, False), 0)  # ((version, drafter started) of a "no draft" choice, times reused)
+        # the last batch-1 "no draft": (version, drafter started, times reused, greedy pass, probe's cost)
+        self._skip: tuple = (-1, False, 0, 0.0, 0.0)
         # what decoding itself measures: a greedy pass by its number of rows (a pass of few rows, at the end of a
         # batch, costs more per row than a full one), and how the measured cost of the extra draft tokens relates to
         # the prediction (a fixed part and a factor on it) -- the calibration is a start, not the truth
@@ -674,13 +684,10 @@ class CostAwarePolicy:
         return out
 
     # ------------------------------------------------------------------ the choice
-    def _probe(self, step_s: float, extra_s: float, rows: int = 1) -> bool:
-        """Ask the drafter again once the greedy time since it was last asked is ``1 / probe_share`` times what the
-        probe costs (its call, a sentence start, the longer pass): probes then cost at most ``probe_share`` of the
-        time, and a drafter that starts to pay is still noticed."""
-        return self._probe_due(step_s, self._probe_cost(extra_s, rows))
-
     def _probe_cost(self, extra_s: float, rows: int) -> float:
+        """What asking the drafter again costs (its call, a sentence start, the longer pass): the drafter is asked again
+        once the greedy time since it was last asked is ``1 / probe_share`` times this (:meth:`_probe_due`), so probes
+        cost at most ``probe_share`` of the time, and a drafter that starts to pay is still noticed."""
         cost = self.drafter_cost(rows) + self.start_cost(rows) + extra_s
         if rows not in self._start_s or rows not in self._drafter_s:
             cost *= 4  # not measured at this batch size: a scaled guess, so wait longer before paying it
@@ -694,21 +701,29 @@ class CostAwarePolicy:
         self.probes += 1
         return True
 
-    def _skipping(self, started: bool) -> bool:
-        """Reuse the last "no draft" choice (nothing it depends on changed, and fewer than 16 reuses)."""
-        key, reused = self._skip
-        if key == (self._version, started) and reused < 16:
-            self._skip = (key, reused + 1)
-            return True
-        return False
-
-    def _no_draft(self, started: bool) -> None:
-        self._skip = ((self._version, started), 0)
+    def _hold_for(self, step_s: float, cost: float) -> int:
+        """Set :attr:`hold` to the greedy steps left before a probe costing ``cost`` is due (at most 63; their time is
+        counted now) and return it."""
+        steps = int((cost / self.probe_share - self._skipped_s) / step_s) - 1 if step_s > 0 else 0
+        self.hold = min(max(steps, 0), 63)
+        self._skipped_s += self.hold * step_s
+        return self.hold
 
     def choose(self, state, verifier=None) -> int:
         """The draft length for this sentence's next iteration, ``0 .. state.max_draft``."""
         limit = min(state.max_draft, self.horizon)
         if limit <= 0:
+            return 0
+        started = bool(state.extra.get("drafter_started"))
+        held = self._skip
+        if held[0] == self._version and held[1] == started and held[2] < 64:
+            # the last "no draft" holds (no count, cost or start changed since): only the probe's budget is counted,
+            # and the loop is told how many greedy steps it may take before the probe is due without asking
+            # (:attr:`hold`), so a decode whose drafter does not pay (a greedy pass of 0.1 ms) pays the policy almost
+            # nothing
+            if self._probe_due(held[3], held[4]):
+                return min(limit, self.probe_len)
+            self._skip = (held[0], started, held[2] + 1 + self._hold_for(held[3], held[4]), held[3], held[4])
             return 0
         if self.cost is None:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
@@ -716,10 +731,6 @@ class CostAwarePolicy:
             return min(limit, self.probe_len)
         step = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
         table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
-        started = bool(state.extra.get("drafter_started"))
-        if self._skipping(started):
-            n = min(limit, self.probe_len)
-            return n if self._probe(step, self.extra_fixed + factor * table[n]) else 0
         drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
         best_n, best = 0, 1.0 / step
         expected, p, base = 1.0, 1.0, step + drafter
@@ -738,9 +749,12 @@ class CostAwarePolicy:
             if rate > best:
                 best_n, best, bar = n, rate, factor * rate
         if best_n == 0:
-            self._no_draft(started)
-            n = min(limit, self.probe_len)
-            return n if self._probe(step, self.extra_fixed + factor * table[n]) else 0
+            n = min(self.probe_len, self.horizon)
+            probe_cost = self._probe_cost(self.extra_fixed + factor * table[n], 1)
+            if self._probe_due(step, probe_cost):
+                return min(limit, n)
+            self._skip = (self._version, started, self._hold_for(step, probe_cost), step, probe_cost)
+            return 0
         self._skipped_s = 0.0
         return best_n
 

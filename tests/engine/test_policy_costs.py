@@ -11,6 +11,7 @@ from helpers.policy import State, policy_with
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
 from fastdec.engine.batched import BatchedVerifier, decode_batched
+from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, PassCost, _ExtraFit
 from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs, projects_real_positions
 
@@ -169,3 +170,35 @@ def test_a_cpu_batch_projects_only_its_rows_real_positions():
             assert proj.top1([1, 2], 2, 4, [7, 3]) == [got[1][2:4], got[2][2:3]]
     finally:
         ver.output_layer = real_output_layer
+
+
+class ChoiceCount(CostAwarePolicy):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.asked = 0
+
+    def choose(self, state, verifier=None):
+        self.asked += 1
+        return super().choose(state, verifier)
+
+
+def test_a_held_no_draft_lets_the_batch_1_loop_take_greedy_steps_without_asking():
+    """Where drafting does not pay, the batch-1 loop takes the greedy steps the policy says its "no draft" holds for
+    without asking it again (a greedy pass can cost 0.1 ms, a choice a few microseconds); the probes still come within
+    their budget, and the output is greedy's."""
+    from conftest import copy_model
+
+    _, d, ver = copy_model()
+    g = torch.Generator().manual_seed(1)
+    srcs = [torch.cat([torch.randint(4, len(d), (int(k),), generator=g), torch.tensor([d.eos()])])
+            for k in torch.randint(4, 14, (40,), generator=g)]
+    step = 1e-4
+    policy = ChoiceCount(8)
+    policy.use_cost(PassCost(batch=1, fed=[1, 2, 9], pass_s=[1e-4, 1.1e-3, 9.1e-3], rows=[1, 8], rows_s=[1e-5, 8e-5],
+                             step_s=step))
+    out = [draft_verify_accept(ver, s, InputCopyDrafter(), accept_top1, policy=policy, max_len_b=12) for s in srcs]
+    assert [r.tokens for r in out] == [greedy_decode(ver, s, max_len_b=12).tokens for s in srcs]
+    iterations = sum(r.stats.iterations for r in out)
+    assert iterations > 200 and policy.asked < iterations / 4
+    assert all(len(r.stats.planned) == r.stats.iterations for r in out)
+    assert sum(1 for r in out for n in r.stats.planned if n) <= 2 + policy.probes
