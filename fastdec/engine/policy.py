@@ -602,6 +602,7 @@ class CostAwarePolicy:
     def _extra_upto(self, cost: PassCost, rows: int, upto: int) -> List[float]:
         """``cost.extra(rows + t, rows + t, base=rows)`` for t = 0 .. at least ``upto``: one list per cost and row
         count, extended only as far as a choice reads it (the batched choice reads it once per candidate token)."""
+        rows = max(rows, cost.batch)  # (fewer rows than measured read the measured batch's curves: PassCost.extra)
         table = self._extras.setdefault((id(cost), rows), [])
         while len(table) <= upto:
             t = len(table)
@@ -801,10 +802,10 @@ class CostAwarePolicy:
         if floor < 1.0:
             for r, (st, lim) in enumerate(zip(states, limits)):
                 if lim > 0:
-                    items.extend((p, r, m) for m, p in enumerate(self._values(st, lim, floor), 1))
+                    items += [(-p, r, m) for m, p in enumerate(self._values(st, lim, floor), 1)]
         if not items:
             return no_draft()  # (which holds the choice while nothing it depends on changes)
-        items.sort(key=lambda x: -x[0])
+        items.sort()  # the best value first (stored negated: a plain tuple sort, positions of a row in order)
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice
         asked, asked_new, drafter = set(), 0, fixed
         best_t, best = 0, B / step
@@ -813,25 +814,26 @@ class CostAwarePolicy:
         # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
         # widest draft, then one per draft token past the 8th
         width, late = 1, 0
-        extra = self._extra_upto(cost, B, 1)  # what t draft tokens add to the pass (real rows), as far as read
+        extra = self._extra_upto(cost, B, len(items) + 1)  # what t draft tokens add to the pass (real rows)
+        fused, base, inv_best = self._rows_fused, step + drafter, 1.0 / best  # (per candidate token: locals only)
         for t, (p, r, m) in enumerate(items, 1):
+            p = -p
             expected += p
             if r not in asked:
                 asked.add(r)
                 asked_new += not states[r].extra.get("drafter_started")
                 drafter = fixed + self.drafter_cost(len(asked)) + self.start_cost(asked_new)
-            if t + 1 >= len(extra):
-                self._extra_upto(cost, B, t + 1)
-            if self._rows_fused:
+                base = step + drafter
+            if fused:
                 added = extra[t]
             else:
                 width = max(width, m + 1)
                 late += m >= _CHUNK
                 added = cost.extra(B + t, B * min(width, _CHUNK) + late, base=B)
-            rate = expected / (step + drafter + factor * added)
+            rate = expected / (base + factor * added)
             if rate > best:
-                best_t, best = t, rate
-            elif p * (1.0 / best) < factor * (extra[t + 1] - extra[t]):
+                best_t, best, inv_best = t, rate, 1.0 / rate
+            elif p * inv_best < factor * (extra[t + 1] - extra[t]):
                 break  # the values only fall and the costs only rise from here
         if best_t == 0:
             return no_draft()
