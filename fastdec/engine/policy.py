@@ -17,9 +17,10 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   each pass counting at most a third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
-* **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second: with ``q_m`` the chance
-  that position ``m`` is accepted once ``1 .. m-1`` were, ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one
-  iteration of cost ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
+* **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, a draft only where it
+  promises ``margin`` (5 %) more than a greedy step (where the promise is smaller, the measured costs' noise would
+  decide): with ``q_m`` the chance that position ``m`` is accepted once ``1 .. m-1`` were,
+  ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one iteration of cost ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
   cost at most 0.5 %, and a drafter that starts to pay is noticed. Until then the batch-1 loop takes greedy steps
@@ -234,12 +235,23 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
             st = res[0].stats
             return (st.time - st.time_encoder) * batch / max(st.iterations, 1)
         step = min(greedy() for _ in range(repeats))
-    return PassCost(batch=max(batch, 1), fed=fed, pass_s=pass_s, rows=rows, rows_s=rows_s, step_s=step,
-                    seconds_to_measure=time.perf_counter() - t_start)
+    # a pass of more tokens (a projection of more rows) costs no less than one of fewer: a measurement that says
+    # otherwise met noise (each is the fastest of a few, so noise only adds), and the fewer tokens' time is lowered to
+    # the least measured for more
+    return PassCost(batch=max(batch, 1), fed=fed, pass_s=_no_dearer_than_more(pass_s), rows=rows,
+                    rows_s=_no_dearer_than_more(rows_s), step_s=step, seconds_to_measure=time.perf_counter() - t_start)
+
+
+def _no_dearer_than_more(seconds: List[float]) -> List[float]:
+    out, least = [], float("inf")
+    for s in reversed(seconds):
+        least = min(least, s)
+        out.append(least)
+    return out[::-1]
 
 
 # ---------------------------------------------------------------------------------------------------- the cost cache
-_CACHE_VERSION = 3  # raise when what measure_pass_cost measures changes
+_CACHE_VERSION = 4  # raise when what measure_pass_cost measures changes
 
 
 def _cache_dir() -> Optional[Path]:
@@ -355,9 +367,14 @@ class CostAwarePolicy:
     name = "cost"
 
     def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.005,
-                 probe_len: int = 8, probe_rows: int = 4):
+                 probe_len: int = 8, probe_rows: int = 4, margin: float = 1.05):
         if isinstance(horizon, bool) or int(horizon) < 1:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
+        if not margin >= 1.0:
+            raise ValueError(f"the policy's margin must be >= 1, got {margin!r}")
+        # a draft is taken only when it promises this many times greedy's tokens per second: below that the choice
+        # would follow the noise in the measured costs (drafting where it does not pay, at the drafter's cost)
+        self.margin = float(margin)
         self.horizon = int(horizon)
         self.prior, self.weight = float(prior), float(weight)
         if not 0 < probe_share < 1:
@@ -733,7 +750,7 @@ class CostAwarePolicy:
         step = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
         table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
         drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
-        best_n, best = 0, 1.0 / step
+        best_n, best = 0, self.margin / step
         expected, p, base = 1.0, 1.0, step + drafter
         least = self._least_after  # the smallest cost one more position adds, from position n on
         q, w = self.q, self.weight
@@ -797,7 +814,7 @@ class CostAwarePolicy:
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
-        floor = factor * self._min_marginal(cost, B) * B / step if self._rows_fused else 0.0
+        floor = self.margin * factor * self._min_marginal(cost, B) * B / step if self._rows_fused else 0.0
         items = []
         if floor < 1.0:
             for r, (st, lim) in enumerate(zip(states, limits)):
@@ -808,17 +825,19 @@ class CostAwarePolicy:
         items.sort()  # the best value first (stored negated: a plain tuple sort, positions of a row in order)
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice
         asked, asked_new, drafter = set(), 0, fixed
-        best_t, best = 0, B / step
+        best_t, best = 0, self.margin * B / step
         expected = float(B)
         # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
         # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
         # widest draft, then one per draft token past the 8th
         width, late = 1, 0
-        extra = self._extra_upto(cost, B, len(items) + 1)  # what t draft tokens add to the pass (real rows)
+        extra = self._extra_upto(cost, B, 16)  # what t draft tokens add to the pass (real rows), as far as read
         fused, base, inv_best = self._rows_fused, step + drafter, 1.0 / best  # (per candidate token: locals only)
         for t, (p, r, m) in enumerate(items, 1):
             p = -p
             expected += p
+            if t + 1 >= len(extra):
+                extra = self._extra_upto(cost, B, 2 * t + 2)
             if r not in asked:
                 asked.add(r)
                 asked_new += not states[r].extra.get("drafter_started")

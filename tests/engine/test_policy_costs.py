@@ -89,7 +89,7 @@ def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
     state = State(limit)
     state.extra["drafter_started"] = True
     step, table = policy.greedy_pass_s(1, policy.cost), policy._table
-    best_n, best, expected, p = 0, 1.0 / step, 1.0, 1.0
+    best_n, best, expected, p = 0, policy.margin / step, 1.0, 1.0
     for n in range(1, min(limit, horizon) + 1):
         p *= policy.q[n]
         if p < 0.01:
