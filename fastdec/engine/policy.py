@@ -228,7 +228,7 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
 
         def project(r):
             return proj.top1(list(range(batch)), 0, r, [r] * batch)
-        for r in (1, 2, 4, _CHUNK):  # a wide projection costs more per row (its output leaves the caches)
+        for r in [r for r in (1, 2, 4, _CHUNK) if r <= hidden.size(1)]:  # (a wide projection costs more per row)
             rows.append(r * batch)
             rows_s.append(clock.time(lambda r=r: project(r), repeats))
 

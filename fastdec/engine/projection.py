@@ -138,8 +138,8 @@ class BatchedMaskedLogProbs:
         few rows draft long would otherwise be projected too: on a CPU the projection costs its rows): through the
         fast backend's ``masked_top1_rows`` (one C call), else one matmul, each row's steps masked on its slice."""
         hidden = self.hidden
-        ends = [min(end, n) for n in lengths]
         width = hidden.size(1)
+        ends = [min(end, n, width) for n in lengths]
         flat, steps, lens = [], [], []
         for b, e in zip(rows, ends):
             for p in range(start, e):
