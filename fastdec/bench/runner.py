@@ -2,7 +2,7 @@
 
 Sentence after sentence, every method decodes the sentence back to back, in an order shuffled for each sentence
 (seeded by its index), so that load drifting on a shared or throttled machine, and the caches one method leaves to
-the next (a method right after a PyTorch one measured 10-20 % slower on a 2-core CPU), hit all methods alike and
+the next (a method right after a PyTorch one measured 15-23 % slower on a 2-core CPU), hit all methods alike and
 per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
 ``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
 sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
