@@ -548,9 +548,7 @@ class CostAwarePolicy:
         tokens were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what :meth:`observe_drafter`,
         :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every call shows)."""
         if drafter_s is not None:
-            old = self._drafter_s.get(1)
-            self._drafter_s[1] = drafter_s if old is None else 0.8 * old + 0.2 * drafter_s
-            self._version += 1
+            self.observe_drafter(drafter_s)
         if drafted > 0:
             self.observe(state, drafted, accepted)
         self.observe_pass(seconds, (drafted,))
@@ -567,13 +565,12 @@ class CostAwarePolicy:
         if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
             k = drafted[0]
             if not k:
-                old = self._greedy.get(1)
-                self._greedy[1] = seconds if old is None else 0.8 * old + 0.2 * seconds
+                self._mean(self._greedy, 1, seconds)
                 return
             if self.cost is None:
                 return
             predicted = self._table[k if k < self.horizon else self.horizon]
-            base = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
+            base = self.greedy_pass_s(1, self.cost)
         elif not any(drafted):
             self._mean(self._greedy, rows, seconds)
             return
@@ -749,7 +746,7 @@ class CostAwarePolicy:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
         if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
             return min(limit, self.probe_len)
-        step = self._greedy.get(1) or self.greedy_pass_s(1, self.cost)
+        step = self.greedy_pass_s(1, self.cost)
         table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
         drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
         best_n, best = 0, self.margin / step

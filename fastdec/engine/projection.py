@@ -81,7 +81,8 @@ class BatchedMaskedLogProbs:
     ``i`` predicts output step ``steps[b] + i``), projected as :class:`AcceptanceRule.accept_batch
     <fastdec.engine.acceptance.AcceptanceRule.accept_batch>` asks. Built once per batch; :meth:`of` per pass."""
 
-    __slots__ = ("verifier", "unk_penalty", "lazy", "fused", "fused_rows", "hidden", "steps", "max_lens")
+    __slots__ = ("verifier", "unk_penalty", "lazy", "fused", "fused_rows", "real_positions", "hidden", "steps",
+                 "max_lens")
 
     def __init__(self, verifier, unk_penalty: float = 0.0):
         self.verifier, self.unk_penalty = verifier, unk_penalty
@@ -90,6 +91,7 @@ class BatchedMaskedLogProbs:
         # call (else None)
         self.fused = getattr(verifier, "masked_top1", None)
         self.fused_rows = getattr(verifier, "masked_top1_rows", None)
+        self.real_positions = projects_real_positions(verifier)
         self.hidden: Optional[Tensor] = None
         self.steps: List[int] = []
         self.max_lens: List[int] = []
@@ -121,7 +123,7 @@ class BatchedMaskedLogProbs:
         real positions; a row gets no tokens past them, and on a CPU or the fast backend only the real positions are
         projected (:meth:`_top1_real`)."""
         hidden = self.hidden
-        if lengths is not None and (self.fused_rows is not None or self.lazy):
+        if lengths is not None and self.real_positions:
             return self._top1_real(rows, start, end, lengths)
         if len(rows) == hidden.size(0):
             h = hidden[:, start:end]
