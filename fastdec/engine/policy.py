@@ -12,9 +12,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   included; a decoder pass of ``t`` fed tokens (in a batch also one row drafting one token: what any draft adds to a
   pass); projecting ``r`` rows to the vocabulary; and, measured while decoding, one call of the drafter;
 * **what drafts really add**: the calibration is a prior, not the truth. Every drafted pass's measured extra time
-  (beyond a greedy pass of as many rows) is fitted on the calibration's prediction as ``fixed + factor *
-  predicted`` over the recent passes (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two),
-  each pass counting at most a third or three times what the line says (a pass that met a cold cache moves it a step);
+  (beyond a greedy pass of as many rows; in a batch, one of the same batch, which the drafted pass waits for) is
+  fitted on the calibration's prediction as ``fixed + factor * predicted`` over the recent passes
+  (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, at batch 1 a draft only
@@ -416,6 +416,9 @@ class CostAwarePolicy:
         # end of a batch) is not what it adds beside a full batch, and one line for both would carry a batch's end
         # into the next batch's start
         self._batch_fits: Dict[int, _ExtraFit] = {}
+        # this batch's greedy pass by rows, and its drafted passes that wait for one: (predicted, seconds) by rows
+        self._batch_greedy: Dict[int, float] = {}
+        self._pending: Dict[int, List[tuple]] = {}
         self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
         self._extras: Dict[tuple, List[float]] = {}
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
@@ -485,10 +488,16 @@ class CostAwarePolicy:
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
         self._rows_fused = projects_real_positions(verifier)
+        self.new_batch()
         if batch <= 1 and self.cost is None:
             self._cached_or_measured(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
             self._cached_or_measured(verifier, batch)
+
+    def new_batch(self) -> None:
+        """A new sentence or batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known
+        yet, and its drafted passes wait for one (:meth:`observe_pass`)."""
+        self._batch_greedy, self._pending = {}, {}
 
     def batch_cost(self, verifier, batch: int) -> PassCost:
         """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at
@@ -573,6 +582,9 @@ class CostAwarePolicy:
             base = self.greedy_pass_s(1, self.cost)
         elif not any(drafted):
             self._mean(self._greedy, rows, seconds)
+            self._batch_greedy[rows] = seconds
+            for predicted, seen in self._pending.pop(rows, ()):
+                self._fit_batch(rows, predicted, seen - seconds)
             return
         else:
             if self._last is None:
@@ -583,16 +595,27 @@ class CostAwarePolicy:
                 return  # past the measured passes the prediction is a straight line out: its error says little of
                 # the passes the choice usually weighs
             predicted = cost.extra(fed, self._projected(drafted), base=rows) * self._scale(rows, cost)
-            base = self.greedy_pass_s(rows, cost)
+            if predicted <= 0:
+                return
+            # what drafts add is this pass less a greedy pass of the same rows *in this batch*: a batch's passes cost
+            # what its sentences' lengths make them (the longest batch first), and a greedy pass measured in another
+            # batch (or the calibration's) would put that difference into the line's fixed part. A drafted pass
+            # waits for the batch's greedy pass of its rows, and one that never comes leaves it out
+            base = self._batch_greedy.get(rows)
+            if base is None:
+                self._pending.setdefault(rows, []).append((predicted, seconds))
+            else:
+                self._fit_batch(rows, predicted, seconds - base)
+            return
         if predicted <= 0:
             return
-        if rows == 1:
-            self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
-        else:
-            fit = self._batch_fits.get(rows.bit_length())
-            if fit is None:
-                fit = self._batch_fits[rows.bit_length()] = _ExtraFit()
-            fit.add(predicted, max(seconds - base, 0.0))
+        self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
+
+    def _fit_batch(self, rows: int, predicted: float, extra_s: float) -> None:
+        fit = self._batch_fits.get(rows.bit_length())
+        if fit is None:
+            fit = self._batch_fits[rows.bit_length()] = _ExtraFit()
+        fit.add(predicted, max(extra_s, 0.0))
 
     def batch_line(self, rows: int) -> tuple:
         """``(fixed seconds, factor)`` of what drafts add to a pass of ``rows`` rows beyond the prediction: learned at

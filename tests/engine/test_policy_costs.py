@@ -121,6 +121,32 @@ def test_a_batch_s_no_draft_holds_while_rows_finish():
     assert len(ranked) == 12
 
 
+def test_a_batch_s_drafted_pass_is_judged_against_a_greedy_pass_of_the_same_batch():
+    """What drafts add in a batch is a drafted pass less a greedy pass of the same rows in the same batch: the first
+    batch (the longest sentences) costs more per pass than the calibration says, and judged against the calibration's
+    greedy pass that difference became the line's fixed part and stopped drafting at a cold start. A drafted pass
+    waits for its batch's greedy pass; one that never comes is left out."""
+    policy = policy_with({4: (1e-3, 1e-4, 0.0, 1.1e-3)}, horizon=8)
+    policy._rows_fused = True
+    cost = policy._costs[4]
+    policy._last = cost
+    drafted = (2, 2, 2, 2)
+    predicted = cost.extra(12, 12, base=4)
+    policy.new_batch()
+    for _ in range(5):  # long sentences: every pass costs 3e-3 more than the calibration's, drafted or not
+        policy.observe_pass(1.1e-3 + 3e-3 + predicted, drafted)
+    assert 3 not in policy._batch_fits and policy.batch_line(4) == (0.0, 1.0)
+    policy.observe_pass(1.1e-3 + 3e-3, (0, 0, 0, 0))  # the batch's own greedy pass: the drafted ones add the prediction
+    fixed, factor = policy.batch_line(4)
+    assert fixed + factor * predicted == pytest.approx(predicted, rel=1e-6)
+    policy.new_batch()  # the next batch: no greedy pass of its own yet
+    for _ in range(5):
+        policy.observe_pass(1.1e-3 + 3e-3 + 5 * predicted, drafted)
+    assert policy.batch_line(4) == (fixed, factor)  # waiting, not judged against the last batch's greedy pass
+    policy.new_batch()
+    assert policy.batch_line(4) == (fixed, factor)  # and left out when the batch ends without one
+
+
 class PassLog(CostAwarePolicy):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
