@@ -14,7 +14,8 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
 * **what drafts really add**: the calibration is a prior, not the truth. Every drafted pass's measured extra time
   (beyond a greedy pass of as many rows; in a batch, one of the same batch, which the drafted pass waits for) is
   fitted on the calibration's prediction as ``fixed + factor * predicted`` over the recent passes
-  (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a third or three times what the line says (a pass that met a cold cache moves it a step);
+  (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a
+  third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, at batch 1 a draft only
