@@ -6,10 +6,13 @@ the next (a method right after a PyTorch one measured 15-23 % slower on a 2-core
 per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
 ``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
 sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
-error). Methods with a batch size above 1 (fairseq's batched generation, the engine's batched draft -> verify ->
-accept of :mod:`fastdec.engine.batched`) cannot interleave per sentence: they run after the batch-1 methods, over the
-whole input (longest sentences first, like fairseq), one method after the other, and each sentence is charged its
-share of its batch's time.
+error). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched draft
+-> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch: the
+input is cut once into batches, longest sentences first (like fairseq), and every method of that batch size decodes
+each batch in turn, in an order shuffled per batch (seeded). Every method then decodes the very same batches, and a
+drift in the machine's speed hits them alike (one method after the other over the whole input, a fast-backend
+method's 0.5 s on 256 sentences moved by up to 15 % from one method to the next). Each sentence is charged its share
+of its batch's time.
 """
 from __future__ import annotations
 
@@ -157,14 +160,15 @@ class _Systems:
                                                                       policy=policy, **kw))
         return engine_one
 
-    def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor]], List[Record]]:
-        """``sources -> records in input order`` of a method decoding ``m.batch_size`` sentences at a time."""
+    def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor], Sequence[int]], List[Record]]:
+        """``(sources, their ids) -> records in input order`` of a method decoding ``m.batch_size`` sentences at a
+        time."""
         c = self.ctx
         if m.kind in ("fairseq", "peer"):
             gen = _generator(c, m)
 
-            def fairseq_all(sources):
-                return [Record.from_fairseq(m.label, r.id, sources[r.id], r)
+            def fairseq_all(sources, ids):
+                return [Record.from_fairseq(m.label, ids[r.id], sources[r.id], r)
                         for r in gen.generate(list(sources), batch_size=m.batch_size)]
             return fairseq_all
         if m.kind != "engine":
@@ -174,11 +178,11 @@ class _Systems:
         policy = draft_policy(m)
         verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
 
-        def engine_all(sources):
+        def engine_all(sources, ids):
             results = decode_batched(verifier, sources, drafter, rule, batch_size=m.batch_size,
                                      max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                                      sync_timing=c.sync_timing, method=m.label, policy=policy)
-            return [Record.from_result(m.label, i, r) for i, r in enumerate(results)]
+            return [Record.from_result(m.label, i, r) for i, r in zip(ids, results)]
         return engine_all
 
 
@@ -229,10 +233,19 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             if n and deadline is not None and time.perf_counter() > deadline and i + 1 < len(sources):
                 sources = sources[: i + 1]
                 break
-        for m in methods:
-            if m.batch_size > 1:
-                decode_all = systems.build_batched(m)
-                if warmup:
-                    decode_all(list(sources[:warmup]))
-                out[m.label] = decode_all(list(sources))
+        batched = [(m, systems.build_batched(m)) for m in methods if m.batch_size > 1]
+        if warmup:
+            for m, decode in batched:
+                decode(list(sources[:warmup]), list(range(warmup)))
+        for size in sorted({m.batch_size for m, _ in batched}):
+            group = [(m, decode) for m, decode in batched if m.batch_size == size]
+            for m, _ in group:
+                out[m.label] = [None] * len(sources)
+            order = sorted(range(len(sources)), key=lambda i: -sources[i].numel())  # (stable: ties in input order)
+            for b, start in enumerate(range(0, len(order), size)):
+                ids = order[start: start + size]
+                for j in random.Random(b).sample(range(len(group)), len(group)):
+                    m, decode = group[j]
+                    for rec in decode([sources[i] for i in ids], ids):
+                        out[m.label][rec.id] = rec
     return out

@@ -18,11 +18,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
-* **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, at batch 1 a draft only
-  where it promises ``margin`` (5 %) more than a greedy step (where the promise is smaller, the measured costs' noise
-  would decide; in a batch a draft's gain also compounds over the batch's end, as rows that draft leave sooner, which
-  the rate of one iteration does not see -- measured on the PyTorch backend at B = 32, so there is no margin there):
-  with ``q_m`` the chance that position ``m`` is accepted once ``1 .. m-1`` were,
+* **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, a draft only where it
+  promises ``margin`` (5 %) more than a greedy step (where the promise is smaller, the measured costs' noise would
+  decide, and in a batch the first batch's long sentences make every token dearer than the calibration says): with ``q_m`` the chance that position ``m`` is accepted once ``1 .. m-1`` were,
   ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one iteration of cost ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
@@ -375,8 +373,8 @@ class CostAwarePolicy:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
         if not margin >= 1.0:
             raise ValueError(f"the policy's margin must be >= 1, got {margin!r}")
-        # at batch 1 a draft is taken only when it promises this many times greedy's tokens per second: below that the
-        # choice would follow the noise in the measured costs (drafting where it does not pay, at the drafter's cost)
+        # a draft is taken only when it promises this many times greedy's tokens per second: below that the choice
+        # would follow the noise in the measured costs (drafting where it does not pay, at the drafter's cost)
         self.margin = float(margin)
         self.horizon = int(horizon)
         self.prior, self.weight = float(prior), float(weight)
@@ -848,7 +846,7 @@ class CostAwarePolicy:
         items.sort()  # the best value first (stored negated: a plain tuple sort, positions of a row in order)
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice
         asked, asked_new, drafter = set(), 0, fixed
-        best_t, best = 0, B / step  # (no margin: see the module docstring)
+        best_t, best = 0, self.margin * B / step
         expected = float(B)
         # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
         # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the

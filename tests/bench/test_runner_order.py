@@ -1,5 +1,7 @@
-"""The batch-1 runner's schedule: every method decodes every sentence once, in an order shuffled per sentence (seeded),
-so that no method always follows the same one (a method right after a PyTorch one runs on caches that method left)."""
+"""The runner's schedule: at batch 1 every method decodes every sentence once, in an order shuffled per sentence
+(seeded), so that no method always follows the same one (a method right after a PyTorch one runs on caches that method
+left); in batches every method of a batch size decodes the same batches (longest sentences first), interleaved batch by
+batch in a shuffled order."""
 from dataclasses import dataclass
 from typing import List
 
@@ -13,6 +15,7 @@ from fastdec.bench.methods import parse_method
 class Decoded:
     tokens: List[int]
     time: float
+    id: int = 0
 
 
 def test_every_method_decodes_every_sentence_in_a_shuffled_order(monkeypatch):
@@ -41,3 +44,30 @@ def test_every_method_decodes_every_sentence_in_a_shuffled_order(monkeypatch):
                                                                   Decoded(tokens=[int(src[0])], time=1e-3)))
     runner.run_benchmark(methods, ctx=None, sources=sources)
     assert again == calls  # seeded: the same schedule every run
+
+
+def test_batched_methods_decode_the_same_batches_interleaved(monkeypatch):
+    calls = []
+
+    def build_batched(self, m):
+        def decode(sources, ids):
+            calls.append((m.label, tuple(ids)))
+            return [Decoded(tokens=[int(s[0])], time=1e-3, id=i) for s, i in zip(sources, ids)]
+        return decode
+    monkeypatch.setattr(runner._Systems, "build_batched", build_batched)
+    methods = [parse_method(s) for s in ("greedy:batch=4", "iad:batch=4:policy=cost", "ct2:batch=4:model=x",
+                                         "greedy:batch=8")]
+    lengths = [3, 9, 5, 9, 2, 7, 4, 8, 6, 1, 5]
+    sources = [torch.tensor([100 + i] + [7] * (n - 1) + [2]) for i, n in enumerate(lengths)]
+    out = runner.run_benchmark(methods, ctx=None, sources=sources)
+    assert {label: [r.tokens[0] for r in recs] for label, recs in out.items()} == {
+        m.label: [100 + i for i in range(len(sources))] for m in methods}
+    longest_first = sorted(range(len(sources)), key=lambda i: -lengths[i])
+    fours = [tuple(longest_first[i: i + 4]) for i in range(0, len(sources), 4)]
+    by4 = [c for c in calls if c[0] != "greedy-bs8"]
+    # every method of a batch size decodes the same batches, one batch after the other, in a shuffled order
+    assert [ids for _, ids in by4] == [b for b in fours for _ in range(3)]
+    orders = [tuple(label for label, _ in by4[i: i + 3]) for i in range(0, len(by4), 3)]
+    assert all(sorted(o) == sorted(m.label for m in methods[:3]) for o in orders) and len(set(orders)) > 1
+    assert [ids for label, ids in calls if label == "greedy-bs8"] == [tuple(longest_first[:8]),
+                                                                     tuple(longest_first[8:])]

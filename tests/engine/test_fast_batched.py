@@ -197,8 +197,9 @@ def test_methods_and_runner_batch_on_the_fast_backend():
         m = parse_method(spec)
         fast = ctx.verifier_of(m.backend)
         assert isinstance(fast, FastVerifier) and fast.backend == m.backend
-        records = _Systems(ctx).build_batched(m)(srcs)
+        records = _Systems(ctx).build_batched(m)(srcs, [10 + i for i in range(len(srcs))])
         assert [r.tokens for r in records] == [greedy_decode(fast, s, max_len_b=8).tokens for s in srcs]
+        assert [r.id for r in records] == [10 + i for i in range(len(srcs))]
 
 
 def test_bad_inputs_are_clear_errors():
