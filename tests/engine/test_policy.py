@@ -264,7 +264,7 @@ def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing():
     policy._refresh()
     rows = [State() for _ in range(8)]
     ranked = []
-    policy._values = lambda *a, **k: ranked.append(a) or [0.99] * 10
+    policy._ranked = lambda *a: ranked.append(a) or iter([(0.99, r, 1) for r in range(8)])
     assert policy.choose_batch(rows, None) == [0] * 8 and not ranked
     cheap = policy_with({8: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=10)
     cheap._rows_fused = True

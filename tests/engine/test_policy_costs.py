@@ -102,6 +102,45 @@ def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
     assert chosen == best_n or (best_n == 0 and chosen == min(limit, horizon, policy.probe_len))  # (or a probe)
 
 
+@st.composite
+def ranking_case(draw):
+    horizon = draw(st.integers(1, 12))
+    rows = draw(st.integers(1, 6))
+    q = draw(st.lists(st.sampled_from([0.3, 0.6, 0.9, 0.99, 1.0]), min_size=horizon, max_size=horizon))
+    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
+    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
+                                        max_size=horizon)) for _ in range(rows)]
+    return horizon, q, limits, counts, draw(st.sampled_from([0.0, 0.05, 0.5]))
+
+
+@SETTINGS
+@given(c=ranking_case())
+def test_a_batch_s_positions_come_best_first_as_a_full_sort_of_every_row_s_values(c):
+    """The batched choice reads every row's positions best first from a heap of each row's next position: the same
+    order as sorting every row's values (ties: the lower row, then the lower position), the same positions left out."""
+    horizon, q, limits, counts, floor = c
+    policy = CostAwarePolicy(horizon)
+    policy.q[1: horizon + 1] = q
+    states = []
+    for row in counts:
+        state = State()
+        if row is not None:  # a sentence's own counts: reached, accepted (at most reached) by position
+            reach = [0] + [n for n, _ in row] + [0]
+            state.extra["policy_counts"] = (reach, [0] + [min(a, n) for n, a in row] + [0])
+        states.append(state)
+    everything = []
+    for r, (state, lim) in enumerate(zip(states, limits)):
+        p = 1.0
+        sent = state.extra.get("policy_counts")
+        for m in range(1, lim + 1):
+            seen = sent[0][m] if sent is not None else 0
+            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
+            if p < 0.01 or p < floor:
+                break
+            everything.append((-p, r, m))
+    assert [(-p, r, m) for p, r, m in policy._ranked(states, limits, floor)] == sorted(everything)
+
+
 def test_a_batch_s_no_draft_holds_while_rows_finish():
     """A "no draft" choice is kept (nothing ranked again) while at least half its rows are left and nothing it depends
     on changed; a batch down to fewer rows than that chooses again."""
@@ -110,15 +149,15 @@ def test_a_batch_s_no_draft_holds_while_rows_finish():
     policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [990.0] * 10
     policy._refresh()
     ranked = []
-    real_values = policy._values
-    policy._values = lambda *a, **k: ranked.append(a) or real_values(*a, **k)
+    real_ranked = policy._ranked
+    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
     policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
-    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and len(ranked) == 8
+    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     for rows in (8, 7, 5):
         assert policy.choose_batch([State() for _ in range(rows)], None) == [0] * rows
-    assert len(ranked) == 8
+    assert ranked == [8]
     policy.choose_batch([State() for _ in range(4)], None)
-    assert len(ranked) == 12
+    assert ranked == [8, 4]
 
 
 def test_a_batch_s_drafted_pass_is_judged_against_a_greedy_pass_of_the_same_batch():
