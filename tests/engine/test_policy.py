@@ -206,6 +206,35 @@ def test_batched_choice_gives_rows_with_better_drafts_more_positions():
     assert n[0] >= n[1] == n[2] >= n[3] and n[0] > n[3]
 
 
+def test_a_batch_whose_passes_pad_short_rows_prices_the_padding_of_a_wide_draft():
+    """A batched pass is as wide as its longest draft, and where the other rows' padding costs (the PyTorch backend's
+    attention) one row drafting far beside rows that do not pays for every other row's padding: the choice counts it,
+    and so does the prediction the fit learns from."""
+    def choice(pad_s):
+        policy = policy_with({8: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=12)
+        policy._rows_fused = True
+        policy._costs[8].pad_s = pad_s
+        policy.reach[1:13], policy.acc[1:13] = [1000.0] * 12, [700.0] * 12
+        policy._refresh()
+        rows = [State(12)] + [State(0) for _ in range(7)]  # (only the first row has positions left to draft)
+        for _ in range(40):
+            policy.observe(rows[0], drafted=12, accepted=12)
+        return policy, policy.choose_batch(rows, None)
+    assert choice(0.0)[1] == [12] + [0] * 7
+    # a greedy step makes 4,000 tokens a second; a draft token now costs 2e-5 and 7 * 4e-5 of padding: 3,333 a second
+    policy, padded = choice(4e-5)
+    assert padded == [0] * 8
+    cost = policy._costs[8]
+    policy._last = cost
+    policy.new_batch()
+    policy.observe_pass(2e-3, [0] * 8)
+    drafted = [6] + [1] * 7
+    predicted = cost.extra(21, 21, base=8) + 4e-5 * (8 * 7 - 21)
+    policy.observe_pass(2e-3 + predicted, drafted)
+    fixed, factor = policy.batch_line(8)
+    assert fixed + factor * predicted == pytest.approx(predicted)  # the pass cost what the calibration says
+
+
 def test_pass_cost_is_measured_on_the_verifier_for_batch_1_and_batched():
     _, d, ver = random_model(0)
     for batch in (1, 4):
