@@ -4,7 +4,9 @@ Sentence after sentence, every method decodes the sentence back to back, in an o
 (seeded by its index), so that load drifting on a shared or throttled machine, and the caches one method leaves to
 the next (a method right after a PyTorch one measured 15-23 % slower on a 2-core CPU), hit all methods alike and
 per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
-``warmup`` sentences are decoded by every method first and not recorded; with ``repeats > 1`` each (method,
+``warmup`` sentences are decoded by every method first and not recorded (a method with a cost-aware draft policy
+decodes them with a policy of its own: the timed decodes start from a fresh policy, as a user's decode does, not from
+one that learned a two-sentence warm-up batch's acceptance); with ``repeats > 1`` each (method,
 sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
 error). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched draft
 -> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch: the
@@ -76,9 +78,13 @@ def acceptance_rule(m: Method, symbols=None):
     return make_acceptance("top1", min_block_size=m.min_block)
 
 
+def _has_policy(m: Method) -> bool:
+    return m.policy != "fixed" and m.drafter is not None
+
+
 def draft_policy(m: Method):
     """The method's draft-length policy object (None: every drafted token is verified, the papers' methods)."""
-    if m.policy == "fixed" or m.drafter is None:
+    if not _has_policy(m):
         return None
     from fastdec.engine.policy import CostAwarePolicy
 
@@ -186,6 +192,14 @@ class _Systems:
         return engine_all
 
 
+def _for_warmup(systems: _Systems, m: Method, built, *, batched: bool):
+    """The decode function ``m``'s warm-up runs: ``built`` itself, or one with a draft policy of its own where ``m``
+    has a policy (which learns from everything it decodes)."""
+    if m.kind != "engine" or not _has_policy(m):
+        return built
+    return systems.build_batched(m) if batched else systems.build(m)
+
+
 def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor], Record], object]:
     """One method's ``(sentence id, source) -> Record`` and its drafter (or None), built now (loading is not
     decoding)."""
@@ -214,8 +228,9 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
     gc.collect()
     gc.freeze()
     with torch.inference_mode():
+        warm1 = [_for_warmup(systems, m, one, batched=False) for m, one in batch1] if warmup else []
         for i, src in enumerate(sources[:warmup]):
-            for _, one in batch1:
+            for one in warm1:
                 one(i, src)
         n = len(batch1)
         for i, src in enumerate(sources):
@@ -236,7 +251,7 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
         batched = [(m, systems.build_batched(m)) for m in methods if m.batch_size > 1]
         if warmup:
             for m, decode in batched:
-                decode(list(sources[:warmup]), list(range(warmup)))
+                _for_warmup(systems, m, decode, batched=True)(list(sources[:warmup]), list(range(warmup)))
         for size in sorted({m.batch_size for m, _ in batched}):
             group = [(m, decode) for m, decode in batched if m.batch_size == size]
             for m, _ in group:

@@ -71,3 +71,29 @@ def test_batched_methods_decode_the_same_batches_interleaved(monkeypatch):
     assert all(sorted(o) == sorted(m.label for m in methods[:3]) for o in orders) and len(set(orders)) > 1
     assert [ids for label, ids in calls if label == "greedy-bs8"] == [tuple(longest_first[:8]),
                                                                      tuple(longest_first[8:])]
+
+
+def test_the_warm_up_leaves_a_method_s_draft_policy_fresh(monkeypatch):
+    """Warm-up decodes of a method with a cost-aware policy run on a policy of their own (built apart); the timed
+    decodes start from a fresh one. Methods without a policy warm up on the very function they are timed with."""
+    built, used = [], []
+
+    def build(self, m):
+        tag = (m.label, sum(1 for label, _ in built if label == m.label))
+        built.append(tag)
+        return lambda i, src: used.append((tag, i)) or Decoded(tokens=[int(src[0])], time=1e-3)
+
+    def build_batched(self, m):
+        tag = (m.label, sum(1 for label, _ in built if label == m.label))
+        built.append(tag)
+        return lambda sources, ids: used.append((tag, tuple(ids))) or [
+            Decoded(tokens=[int(s[0])], time=1e-3, id=i) for s, i in zip(sources, ids)]
+    monkeypatch.setattr(runner._Systems, "build", build)
+    monkeypatch.setattr(runner._Systems, "build_batched", build_batched)
+    methods = [parse_method(s) for s in ("greedy", "iad:policy=cost", "iad", "iad:policy=cost:batch=2")]
+    sources = [torch.tensor([5 + i, 2]) for i in range(4)]
+    runner.run_benchmark(methods, ctx=None, sources=sources, warmup=2)
+    warm = {tag for tag, i in used[:6]}  # two warm-up sentences of three batch-1 methods
+    assert warm == {("greedy", 0), ("iad-cost", 1), ("iad", 0)}
+    assert {tag for tag, _ in used[6:18]} == {("greedy", 0), ("iad-cost", 0), ("iad", 0)}
+    assert used[18] == (("iad-cost-bs2", 1), (0, 1)) and {tag for tag, _ in used[19:]} == {("iad-cost-bs2", 0)}
