@@ -3,16 +3,16 @@
 Sentence after sentence, every method decodes the sentence back to back, in an order shuffled for each sentence
 (seeded by its index), so that load drifting on a shared or throttled machine, and the caches one method leaves to
 the next (a method right after a PyTorch one measured 15-23 % slower on a 2-core CPU), hit all methods alike and
-per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts (loading is never timed);
-``warmup`` sentences are decoded by every method first and not recorded (a method with a cost-aware draft policy
-decodes them with a policy of its own: the timed decodes start from a fresh policy, as a user's decode does, not from
-one that learned a two-sentence warm-up batch's acceptance); with ``repeats > 1`` each (method,
-sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is an
-error). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched draft
--> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch: the
-input is cut once into batches, longest sentences first (like fairseq), and every method of that batch size decodes
-each batch in turn, in an order shuffled per batch (seeded). Every method then decodes the very same batches, and a
-drift in the machine's speed hits them alike (one method after the other over the whole input, a fast-backend
+per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts
+(loading is never timed); ``warmup`` sentences are decoded by every method first and not recorded (a method with a
+cost-aware draft policy decodes them with a policy of its own: the timed decodes start from a fresh policy, as a
+user's decode does, not from one that learned a two-sentence warm-up batch's acceptance); with ``repeats > 1`` each
+(method, sentence) is decoded that many times and the fastest kept (outputs are deterministic: a differing output is
+an error). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched
+draft -> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch:
+the input is cut once into batches, longest sentences first (like fairseq), and every method of that batch size
+decodes each batch in turn, in an order shuffled per batch (seeded). Every method then decodes the very same batches,
+and a drift in the machine's speed hits them alike (one method after the other over the whole input, a fast-backend
 method's 0.5 s on 256 sentences moved by up to 15 % from one method to the next). Each sentence is charged its share
 of its batch's time.
 """
@@ -252,11 +252,11 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
         if warmup:
             for m, decode in batched:
                 _for_warmup(systems, m, decode, batched=True)(list(sources[:warmup]), list(range(warmup)))
+        order = sorted(range(len(sources)), key=lambda i: -sources[i].numel())  # (stable: ties in input order)
         for size in sorted({m.batch_size for m, _ in batched}):
             group = [(m, decode) for m, decode in batched if m.batch_size == size]
             for m, _ in group:
                 out[m.label] = [None] * len(sources)
-            order = sorted(range(len(sources)), key=lambda i: -sources[i].numel())  # (stable: ties in input order)
             for b, start in enumerate(range(0, len(order), size)):
                 ids = order[start: start + size]
                 for j in random.Random(b).sample(range(len(group)), len(group)):

@@ -21,8 +21,10 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   input and per sentence; a sentence's estimate leans on its own counts as they come in;
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, a draft only where it
   promises ``margin`` (5 %) more than a greedy step (where the promise is smaller, the measured costs' noise would
-  decide, and in a batch the first batch's long sentences make every token dearer than the calibration says): with ``q_m`` the chance that position ``m`` is accepted once ``1 .. m-1`` were,
-  ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l`` tokens for one iteration of cost ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
+  decide, and in a batch the first batch's long sentences make every token dearer than the calibration says): with
+  ``q_m`` the chance that position ``m`` is accepted once ``1 .. m-1`` were, ``E(n) = 1 + sum_{m<=n} prod_{l<=m} q_l``
+  tokens for one iteration of cost
+  ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
   cost at most 0.5 %, and a drafter that starts to pay is noticed. Until then the batch-1 loop takes greedy steps
@@ -505,15 +507,16 @@ class CostAwarePolicy:
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
         self._rows_fused = projects_real_positions(verifier)
-        self.new_batch()
+        if batch > 1:
+            self.new_batch()
         if batch <= 1 and self.cost is None:
             self._cached_or_measured(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
             self._cached_or_measured(verifier, batch)
 
     def new_batch(self) -> None:
-        """A new sentence or batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known
-        yet, and its drafted passes wait for one (:meth:`observe_pass`)."""
+        """A new batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known yet, and its
+        drafted passes wait for one (:meth:`observe_pass`)."""
         self._batch_greedy, self._pending = {}, {}
 
     def batch_cost(self, verifier, batch: int) -> PassCost:
@@ -734,13 +737,15 @@ class CostAwarePolicy:
         q, w = self.q, self.weight
         least = max(0.01, floor)
         counts = [st.extra.get("policy_counts") for st in states]
+
+        def rate(r: int, m: int) -> float:  # q_m for row r's sentence, leaning on its own counts
+            sent = counts[r]
+            return (sent[1][m] + w * q[m]) / (sent[0][m] + w) if sent is not None and sent[0][m] else q[m]
         heap = []
         for r, lim in enumerate(limits):
-            if lim > 0:
-                sent = counts[r]
-                p = (sent[1][1] + w * q[1]) / (sent[0][1] + w) if sent is not None and sent[0][1] else q[1]
-                if p >= least:
-                    heap.append((-p, r, 1))
+            p = rate(r, 1) if lim > 0 else 0.0
+            if p >= least:
+                heap.append((-p, r, 1))
         heapq.heapify(heap)
         while heap:
             p, r, m = heapq.heappop(heap)
@@ -748,8 +753,7 @@ class CostAwarePolicy:
             yield p, r, m
             m += 1
             if m <= limits[r]:
-                sent = counts[r]
-                p *= (sent[1][m] + w * q[m]) / (sent[0][m] + w) if sent is not None and sent[0][m] else q[m]
+                p *= rate(r, m)
                 if p >= least:
                     heapq.heappush(heap, (-p, r, m))
 
