@@ -12,7 +12,8 @@ first, each written to OUT as soon as it is done, so a run cut off at its limit 
                     Transformer-base and -big shapes with random weights (float32 and bfloat16);
 5. ``blockwise``    Stern et al.: greedy and Blockwise k = 2..8 (its number of heads) on the Blockwise model;
 6. ``student``      an efficient student (Hsu et al.): fairseq beam 5 / greedy and the engine's greedy;
-7. ``batch``        greedy, IAD and GAD at batch 1, 4, 16, 64 (Ge et al. Figures 6 and 7);
+7. ``batch``        greedy, IAD, GAD and Blockwise k = 8 at batch 1, 4, 16, 64 (Ge et al. Figures 6 and 7), each
+                    fixed and cost-aware, on up to 256 sentences (four batches of 64);
 8. ``bfloat16``     sections 2, 3 and 5 again in bfloat16.
 
 Batch-1 rows are CUDA-synchronised (every module timing and every generator call; ``--no-sync-timing``: only around
@@ -41,8 +42,10 @@ __all__ = ["SECTIONS", "Suite", "section_methods", "batch_methods"]
 
 # (section, weight of the time left): what each is worth of the budget once the sections before it are done
 SECTIONS = [("selfcheck", 8), ("gec", 14), ("gad", 20), ("pass_cost", 3), ("blockwise", 9), ("student", 6),
-            ("batch", 10), ("bfloat16", 16)]
+            ("batch", 16), ("bfloat16", 14)]
 BATCH_SIZES = [1, 4, 16, 64]
+BATCH1_SHARE = 0.4  # of a batch-curve run's time, for its batch-1 rows
+BATCH_SENTENCES = 4 * max(BATCH_SIZES)  # four batches at the largest size: a cost-aware policy learns past its first
 PASS_KS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 # random-weight shapes of the pass-cost curve: (layers, embed dim, ffn dim, heads), vocabulary 32k
 SHAPES = {"transformer-base": (6, 512, 2048, 8), "transformer-big": (6, 1024, 4096, 16)}
@@ -59,7 +62,8 @@ def section_methods(section: str, entry: dict) -> List[str]:
         if len(d) > 1:
             out.insert(4, f"gad:k={k}:label=gad-k{k}-cheap:checkpoint={d[1]}")
             out.append(f"gad:k={k}:policy=cost:label=gad-k{k}-cheap-cost:checkpoint={d[1]}")
-        return out + [f"gad:k={k}:policy=cost:checkpoint={d[0]}"]
+        return out + [f"gad:k={k}:policy=cost:checkpoint={d[0]}",
+                      f"gad:k={k}:beta=5:tau=3:policy=cost:checkpoint={d[0]}"]
     if section == "blockwise":  # k: the model's number of heads (8 in the demo)
         return (["fairseq:beam=1", "greedy"] + [f"blockwise:k={j}:precision=float" for j in range(2, k + 1)]
                 + [f"blockwise:k={k}:precision=float:policy=cost"])
@@ -71,19 +75,24 @@ def section_methods(section: str, entry: dict) -> List[str]:
 def batch_methods(section: str, entry: dict) -> List[str]:
     from .batch_curves import at_batch_sizes
 
-    d = entry.get("drafters") or []
-    specs = ["greedy", "iad", "iad:policy=cost"] if section == "gec" else [
-        "greedy", f"gad:k={entry['k']}:checkpoint={d[0]}", f"gad:k={entry['k']}:policy=cost:checkpoint={d[0]}"]
-    return at_batch_sizes(specs, BATCH_SIZES) + [f"fairseq:beam=5:batch={max(BATCH_SIZES)}"]
+    d, k = entry.get("drafters") or [], entry.get("k")
+    if section == "gec":
+        specs = ["greedy", "iad", "iad:policy=cost"]
+    elif section == "gad":
+        specs = ["greedy", f"gad:k={k}:checkpoint={d[0]}", f"gad:k={k}:policy=cost:checkpoint={d[0]}"]
+    else:
+        specs = ["greedy", f"blockwise:k={k}:precision=float", f"blockwise:k={k}:precision=float:policy=cost"]
+    beam = [f"fairseq:beam=5:batch={max(BATCH_SIZES)}"] if section != "blockwise" else []
+    return at_batch_sizes(specs, BATCH_SIZES) + beam
 
 
 class Suite:
     """One suite run: the pack, the output folder, the clock, and what has been written so far."""
 
     def __init__(self, pack: str, out: str, *, device: str, budget_s: float, sentences: Optional[int] = None,
-                 sync_timing: bool = True, log: Callable[[str], None] = print):
+                 sync_timing: bool = True, batch_sentences: int = BATCH_SENTENCES, log: Callable[[str], None] = print):
         self.pack, self.out, self.device, self.log = Path(pack), Path(out), device, log
-        self.sync_timing = sync_timing
+        self.sync_timing, self.batch_sentences = sync_timing, batch_sentences
         with open(self.pack / "manifest.json", encoding="utf-8") as f:
             self.manifest = json.load(f)
         self.sentences = sentences or self.manifest.get("sentences", 300)
@@ -158,7 +167,12 @@ class Suite:
         section fails if any did)."""
         errors = []
         for j, (run_name, section, methods, dtype) in enumerate(parts):
-            part = time.perf_counter() + (deadline - time.perf_counter()) / (len(parts) - j)
+            now = time.perf_counter()
+            part = now + (deadline - now) / (len(parts) - j)
+            if any(":batch=" in m for m in methods):
+                # the deadline stops only the batch-1 rows, and the batched rows decode the same sentences after
+                # them: on a CPU they took 1.6x the batch-1 rows' time, on a GPU far less
+                part = now + BATCH1_SHARE * (part - now)
             try:
                 self.bench(run_name, section, methods, dtype, part, limit=limit)
             except Exception as e:  # noqa: BLE001
@@ -248,7 +262,8 @@ class Suite:
                     self.pass_cost(deadline)
                 elif name == "batch":
                     self.parts(name, deadline, [(f"batch-{s}", s, batch_methods(s, have[s]), "float32")
-                                                for s in ("gec", "gad") if s in have], limit=max(BATCH_SIZES))
+                                                for s in ("gec", "gad", "blockwise") if s in have],
+                                   limit=self.batch_sentences)
                 elif name == "bfloat16":
                     if not self.device.startswith("cuda"):
                         self.meta["sections"][name] = {"status": "skipped: bfloat16 decoding needs a GPU"}
@@ -280,6 +295,8 @@ def add_arguments(p) -> None:
     p.add_argument("--device", default="auto", help="auto (cuda when torch sees a GPU), cuda or cpu")
     p.add_argument("--budget-s", type=float, default=400, help="seconds for all sections (default 400)")
     p.add_argument("--sentences", type=int, help="sentences of each Table 1 section (default: the pack's)")
+    p.add_argument("--batch-sentences", type=int, default=BATCH_SENTENCES,
+                   help=f"sentences of each batch curve (default {BATCH_SENTENCES})")
     p.add_argument("--only", help="comma-separated sections (default all: " + ", ".join(n for n, _ in SECTIONS) + ")")
     p.add_argument("--no-sync-timing", action="store_true",
                    help="CUDA: no synchronisation around each module's timing (whole-sentence times stay exact)")
@@ -296,8 +313,8 @@ def main(a) -> int:
         raise ValueError("--device cuda, but torch sees no GPU; use --device cpu")
     if not os.path.isfile(os.path.join(a.pack, "manifest.json")):
         raise ValueError(f"{a.pack}: no manifest.json; make the pack with `fastdec gpu-pack RESULTS --out {a.pack}`")
-    if a.budget_s <= 0 or (a.sentences is not None and a.sentences < 1):
-        raise ValueError("--budget-s must be > 0 and --sentences >= 1")
+    if a.budget_s <= 0 or (a.sentences is not None and a.sentences < 1) or a.batch_sentences < 1:
+        raise ValueError("--budget-s must be > 0, --sentences and --batch-sentences >= 1")
     only = [s.strip() for s in a.only.split(",")] if a.only else None
     unknown = sorted(set(only or []) - {n for n, _ in SECTIONS})
     if unknown:
@@ -309,6 +326,8 @@ def main(a) -> int:
     if a.no_cudnn_attention:
         torch.backends.cuda.enable_cudnn_sdp(False)
     suite = Suite(a.pack, a.out, device=device, budget_s=a.budget_s, sentences=a.sentences,
-                  sync_timing=not a.no_sync_timing, log=log)
+                  sync_timing=not a.no_sync_timing, batch_sentences=a.batch_sentences, log=log)
+    # the cost-aware policies' pass costs: measured afresh on this machine, kept in runs.tgz
+    os.environ["FASTDEC_PASS_COST_CACHE"] = str(suite.runs / "pass_cost_cache")
     suite.meta.update(sync_timing=not a.no_sync_timing, cudnn_attention=not a.no_cudnn_attention)
     return suite.run(only)

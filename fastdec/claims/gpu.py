@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 GPU_SECTIONS = {
     "gec_table1": ("gec", "gec-bf16"), "gad_table1": ("gad", "gad-bf16"), "gad_table7_modules": ("gad",),
     "blockwise_table4": ("blockwise", "blockwise-bf16"), "gec_figure6_batch": ("batch-gec",),
-    "gad_figure7_batch": ("batch-gad",),
+    "gad_figure7_batch": ("batch-gad",), "blockwise_batch": ("batch-blockwise",),
 }
 
 

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+import numpy as np
 import torch
 
 from .projection import projects_real_positions
@@ -67,6 +68,8 @@ logger = logging.getLogger(__name__)
 POLICIES = ("fixed", "cost")
 _CHUNK = 8  # the exact rule projects rows in chunks of 8, 16, 32 ... on a CPU (acceptance.accept_top1)
 _FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+# a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
+_MANY_POSITIONS = 96
 
 
 def check_policy(policy) -> str:
@@ -75,6 +78,21 @@ def check_policy(policy) -> str:
     if name not in POLICIES:
         raise ValueError(f"draft policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     return name
+
+
+def _interpolate_many(xs: Sequence[float], ys: Sequence[float], x: np.ndarray) -> np.ndarray:
+    """:func:`_interpolate` at every point of ``x`` (the same lines, extended the same way)."""
+    xs, ys, x = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), np.asarray(x, dtype=float)
+    if len(xs) == 1:
+        return np.where(x == xs[0], ys[0], ys[0] * x / xs[0])
+    y = np.interp(x, xs, ys)
+    below, above = x < xs[0], x > xs[-1]
+    if below.any():
+        slope = max((ys[1] - ys[0]) / (xs[1] - xs[0]), 0.0)
+        y[below] = np.maximum(ys[0] - slope * (xs[0] - x[below]), 0.0)
+    if above.any():
+        y[above] = ys[-1] + max(ys[-1] - ys[-2], 0.0) * (x[above] - xs[-1]) / (xs[-1] - xs[-2])
+    return y
 
 
 def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -124,6 +142,15 @@ class PassCost:
         fed, rows, b = fed + shift, rows + shift, b + shift
         return (max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
                 + max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0))
+
+    def extra_many(self, fed: np.ndarray, rows: np.ndarray, base: int) -> np.ndarray:
+        """:meth:`extra` at every pair of ``fed`` and ``rows`` (arrays), for ``base`` rows."""
+        shift = max(self.batch - base, 0)
+        b = base + shift
+        f0 = _interpolate(self.fed, self.pass_s, b)
+        r0 = _interpolate(self.rows, self.rows_s, b)
+        return (np.maximum(_interpolate_many(self.fed, self.pass_s, fed + shift) - f0, 0.0)
+                + np.maximum(_interpolate_many(self.rows, self.rows_s, rows + shift) - r0, 0.0))
 
     def table(self, horizon: int) -> List[float]:
         """``extra`` of a batch-1 iteration with a draft of ``n`` tokens, every row projected, for n = 0 .. horizon
@@ -216,6 +243,10 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         # the padded attention); then every row drafting. A wide batched pass is slow to measure; the rest is
         # extrapolated
         shapes = [[1] * batch, [2] + [1] * (batch - 1)] + [[s - b % 2 for b in range(batch)] for s in per_row[1:8]]
+        if verifier.device.type == "cuda" and len(per_row) > 8:
+            # on a GPU the widest pass costs little to measure and about what the short ones do: measured, it keeps
+            # the straight line through the last two short passes (their noise) from pricing wide drafts
+            shapes.append([per_row[-1]] * batch)
         def timed(n_valid):
             s = max(n_valid)
             tokens = torch.tensor([feed_ids[prefix: prefix + s]] * batch)
@@ -272,7 +303,7 @@ def _no_dearer_than_more(seconds: List[float]) -> List[float]:
 
 
 # ---------------------------------------------------------------------------------------------------- the cost cache
-_CACHE_VERSION = 5  # raise when what measure_pass_cost measures changes
+_CACHE_VERSION = 6  # raise when what measure_pass_cost measures changes
 
 
 def _cache_dir() -> Optional[Path]:
@@ -757,6 +788,65 @@ class CostAwarePolicy:
                 if p >= least:
                     heapq.heappush(heap, (-p, r, m))
 
+    def _depth(self) -> int:
+        """How deep a draft's positions keep a value of 1 % or more by the rates across the input: about how many of a
+        row's positions a choice reads."""
+        p, n = 1.0, 0
+        for qm in self.q[1: self.horizon + 1]:
+            p *= qm
+            if p < 0.01:
+                break
+            n += 1
+        return n
+
+    def _choose_padded(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
+                       step: float) -> Optional[List[int]]:
+        """:meth:`choose_batch`'s choice for a padded pass (a GPU), every candidate position at once: positions ranked
+        as :meth:`_ranked` ranks them, and the number of them that maximises expected tokens per second, where the
+        t best cost the drafter of the rows they ask, the pass's extra tokens, the projected rows (exact acceptance
+        projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
+        8th) and the padding to the widest draft. None where no draft promises ``margin`` over a greedy step."""
+        lim = np.minimum(np.asarray(limits, dtype=np.int64), self.horizon)
+        H = int(lim.max(initial=0))
+        if H <= 0:
+            return None
+        q = np.asarray(self.q[1: H + 1], dtype=float)
+        w = self.weight
+        reach, acc = np.zeros((B, H), dtype=np.int64), np.zeros((B, H), dtype=np.int64)
+        counted = [r for r, st in enumerate(states) if st.extra.get("policy_counts") is not None]
+        if counted:
+            got = [states[r].extra["policy_counts"] for r in counted]
+            reach[counted] = np.array([c[0][1: H + 1] for c in got], dtype=np.int64)
+            acc[counted] = np.array([c[1][1: H + 1] for c in got], dtype=np.int64)
+        rate = np.where(reach > 0, (acc + w * q) / (reach + w), q)  # q_m for each row's sentence, as _ranked has it
+        value = np.cumprod(rate, axis=1)
+        # rates are at most 1, so a row's values only fall and what is kept is a prefix of its positions
+        keep = (np.arange(1, H + 1) <= lim[:, None]) & (value >= 0.01)
+        rows, pos = np.nonzero(keep)
+        if rows.size == 0:
+            return None
+        value = value[rows, pos]
+        order = np.lexsort((pos, rows, -value))  # the best value first; ties: the lower row, then the lower position
+        value, rows, pos = value[order], rows[order], pos[order] + 1
+        t = np.arange(1, rows.size + 1)
+        expected = B + np.cumsum(value)
+        first = np.zeros(rows.size, dtype=bool)
+        first[np.unique(rows, return_index=True)[1]] = True  # a row's first position asks the drafter for it
+        fresh = np.array([not st.extra.get("drafter_started") for st in states], dtype=bool)
+        asked, asked_new = np.cumsum(first), np.cumsum(first & fresh[rows])
+        drafter_by = np.array([self.drafter_cost(k) for k in range(B + 1)])
+        start_by = np.array([self.start_cost(k) for k in range(B + 1)])
+        width = np.maximum.accumulate(pos) + 1
+        late = np.cumsum(pos >= _CHUNK)
+        added = cost.extra_many(B + t, B * np.minimum(width, _CHUNK) + late, base=B)
+        if cost.pad_s:
+            added = added + cost.pad_s * (B * (width - 1) - t)
+        per_s = expected / (step + fixed + drafter_by[asked] + start_by[asked_new] + factor * added)
+        best = int(np.argmax(per_s))
+        if not per_s[best] > self.margin * B / step:
+            return None
+        return np.bincount(rows[: best + 1], minlength=B).tolist()
+
     # ------------------------------------------------------------------ the choice
     def _probe_cost(self, extra_s: float, rows: int) -> float:
         """What asking the drafter again costs (its call, a sentence start, the longer pass): the drafter is asked again
@@ -867,10 +957,20 @@ class CostAwarePolicy:
                 return probe_n
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
+        fused = self._rows_fused
+        if not fused and sum(min(lim, self._depth()) for lim in limits) > _MANY_POSITIONS:
+            # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
+            # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
+            # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
+            n = self._choose_padded(states, limits, cost, B, fixed, factor, step)
+            if n is None:
+                return no_draft()
+            self._skipped_s = 0.0
+            return n
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
-        floor = factor * self._min_marginal(cost, B) * B / step if self._rows_fused else 0.0
+        floor = factor * self._min_marginal(cost, B) * B / step if fused else 0.0
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice
         asked, asked_new, drafter = set(), 0, fixed
         best_t, best = 0, self.margin * B / step
@@ -880,7 +980,7 @@ class CostAwarePolicy:
         # widest draft, then one per draft token past the 8th
         width, late = 1, 0
         extra = self._extra_upto(cost, B, 16)  # what t draft tokens add to the pass (real rows), as far as read
-        fused, base, inv_best = self._rows_fused, step + drafter, 1.0 / best  # (per candidate token: locals only)
+        base, inv_best = step + drafter, 1.0 / best  # (per candidate token: locals only)
         pad = cost.pad_s  # every row shorter than the widest draft is padded to it
         taken = []  # the rows of the positions read, in order
         for t, (p, r, m) in enumerate(self._ranked(states, limits, floor) if floor < 1.0 else (), 1):

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     out = tmp_path / "out"
     env = dict(os.environ, PYTHON=sys.executable, FASTDEC_GPU_WORK=str(tmp_path / "work"))
     r = subprocess.run(["bash", "scripts/gpu_suite.sh", str(tmp_path / "pack"), str(out), "--device", "cpu",
-                        "--budget-s", "240"], cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+                        "--budget-s", "240", "--batch-sentences", "16"], cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
     print(f"pack + CPU stand-in: {time.perf_counter() - t0:.0f} s")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     files = sorted(p for p in out.rglob("*"))
@@ -140,7 +141,11 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     assert status["bfloat16"].startswith("skipped") and meta["failed_exact"] == []
     s = pd.read_csv(out / "summary.csv")
     exact = s[s["exact"].astype(bool)]
-    assert set(s["section"]) >= {"gec", "gad", "blockwise", "student", "batch-gec", "batch-gad"}
+    assert set(s["section"]) >= {"gec", "gad", "blockwise", "student", "batch-gec", "batch-gad", "batch-blockwise"}
+    for section in ("gec", "gad", "blockwise", "batch-gec", "batch-gad", "batch-blockwise"):
+        assert s[s["section"] == section]["label"].str.contains("-cost").any(), section  # cost-aware beside fixed k
+    with tarfile.open(out / "runs.tgz") as tar:  # the pass costs the policies measured on the machine travel back
+        assert any(n.startswith("runs/pass_cost_cache/") and n.endswith(".json") for n in tar.getnames())
     assert (exact["identical_to_greedy_pct"] == 100).all() and len(exact) >= 15
     assert {"iad", "greedy", "fairseq-beam5"} <= set(s[s["section"] == "gec"]["label"])
     assert set(s[s["section"] == "batch-gec"]["batch_size"]) == {1, 4, 16, 64}

@@ -12,6 +12,7 @@ from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
 from fastdec.engine.batched import BatchedVerifier, decode_batched
 from fastdec.engine.loop import draft_verify_accept
+from fastdec.engine import policy as policy_module
 from fastdec.engine.policy import CostAwarePolicy, PassCost, _ExtraFit
 from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs, projects_real_positions
 
@@ -267,3 +268,89 @@ def test_a_held_no_draft_lets_the_batch_1_loop_take_greedy_steps_without_asking(
     assert iterations > 200 and policy.asked < iterations / 4
     assert all(len(r.stats.planned) == r.stats.iterations for r in out)
     assert sum(1 for r in out for n in r.stats.planned if n) <= 2 + policy.probes
+
+
+@st.composite
+def padded_case(draw):
+    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
+    q = draw(st.lists(st.sampled_from([0.3, 0.6, 0.9, 0.99, 1.0]), min_size=horizon, max_size=horizon))
+    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
+    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
+                                        max_size=horizon)) for _ in range(rows)]
+    # a pass curve with flat and steep steps (a GPU's, measured with noise) up to a few tokens per row
+    fed = [rows * n for n in (1, 2, 3, 5, 9)]
+    pass_s = [1e-3]
+    for _ in fed[1:]:
+        pass_s.append(pass_s[-1] + draw(st.sampled_from([0.0, 1e-6, 1e-5, 2e-4])))
+    return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 1e-7, 1e-5])),
+            draw(st.sampled_from([0.0, 2e-5, 3e-4])), draw(st.lists(st.booleans(), min_size=rows, max_size=rows)))
+
+
+@SETTINGS
+@given(c=padded_case())
+def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_scan(c):
+    """On a GPU (a padded pass) the batched choice is made in numpy, every position at once, where many positions would
+    be read: its answer is what a scan of every count of the best-ranked positions finds, each count priced with the
+    scalar cost model (the drafter of the rows asked, their starts, the pass, the projected rows and the padding).
+    Where few would be read, the loop reads them best first and stops early: a best-first prefix."""
+    horizon, q, limits, counts, fed, pass_s, pad_s, drafter_s, started = c
+    B = len(limits)
+    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 3e-5], step_s=1.2e-3,
+                    pad_s=pad_s)
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(cost)
+    policy._rows_fused = False
+    policy.q[1: horizon + 1] = q
+    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
+    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
+    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
+    states = []
+    for row, on, lim in zip(counts, started, limits):
+        state = State(lim)
+        state.extra["drafter_started"] = on
+        if row is not None:
+            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
+        states.append(state)
+    ranked = []
+    for r, (state, lim) in enumerate(zip(states, limits)):
+        p, sent = 1.0, state.extra.get("policy_counts")
+        for m in range(1, lim + 1):
+            seen = sent[0][m] if sent is not None else 0
+            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
+            if p < 0.01:
+                break
+            ranked.append((-p, r, m))
+    ranked.sort()
+    step = policy.greedy_pass_s(B, cost)
+    best_t, best, expected, asked, fresh, width, late = 0, policy.margin * B / step, float(B), set(), 0, 1, 0
+    for t, (p, r, m) in enumerate(ranked, 1):
+        expected -= p
+        if r not in asked:
+            asked.add(r)
+            fresh += not started[r]
+        width, late = max(width, m + 1), late + (m >= 8)
+        added = cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)
+        rate = expected / (step + policy.drafter_cost(len(asked)) + policy.start_cost(fresh) + added)
+        if rate > best * (1 + 1e-12):
+            best_t, best = t, rate
+    want = [0] * B
+    for _, r, _ in ranked[:best_t]:
+        want[r] += 1
+    probe = policy._probe_rows([min(s.max_draft, horizon) for s in states])
+    for many in (0, 10 ** 9):  # the choice in numpy (many positions to read), and the loop (few)
+        saved, policy_module._MANY_POSITIONS = policy_module._MANY_POSITIONS, many
+        try:
+            got = policy.choose_batch(states, None)
+        finally:
+            policy_module._MANY_POSITIONS = saved
+        policy._batch_skip = None  # (a "no draft" held over would answer the second choice without making it)
+        if not best_t:  # no draft, or a probe of a few rows
+            assert got == [0] * B or got == probe, many
+        elif many == 0:
+            assert got == want
+        else:  # the loop stops reading where the next token costs more than it brings: some best-first prefix
+            prefixes, counts = [], [0] * B
+            for _, r, _ in ranked:
+                counts[r] += 1
+                prefixes.append(list(counts))
+            assert got in prefixes
