@@ -79,9 +79,14 @@ def paper_speedup(section: str, label: str) -> Optional[str]:
 def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None) -> Optional[Dict[str, object]]:
     """The newest recorded GPU run (of ``experiment``'s models, when given): ``{"path", "meta", "summary"}``
     (summary a DataFrame), or None."""
-    for summary in sorted(glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")), reverse=True):
+    runs = []
+    for summary in glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")):
         folder = os.path.dirname(summary)
         meta = json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8"))
         if experiment is None or meta.get("pack") == experiment:
-            return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}
-    return None
+            runs.append((str(meta.get("started", "")), folder, meta, summary))
+    if not runs:
+        return None
+    # newest by the time it started (two runs of one day are named by their devices, not in time order)
+    _, folder, meta, summary = max(runs, key=lambda r: (r[0], r[1]))
+    return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}

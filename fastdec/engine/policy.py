@@ -826,12 +826,13 @@ class CostAwarePolicy:
         if rows.size == 0:
             return None
         value = value[rows, pos]
-        order = np.lexsort((pos, rows, -value))  # the best value first; ties: the lower row, then the lower position
+        # the best value first; ties: the lower row, then the lower position (nonzero's order, which a stable sort keeps)
+        order = np.argsort(-value, kind="stable")
         value, rows, pos = value[order], rows[order], pos[order] + 1
         t = np.arange(1, rows.size + 1)
         expected = B + np.cumsum(value)
-        first = np.zeros(rows.size, dtype=bool)
-        first[np.unique(rows, return_index=True)[1]] = True  # a row's first position asks the drafter for it
+        # a row's first position asks the drafter for it: its best, so it comes before the row's others
+        first = pos == 1
         fresh = np.array([not st.extra.get("drafter_started") for st in states], dtype=bool)
         asked, asked_new = np.cumsum(first), np.cumsum(first & fresh[rows])
         drafter_by = np.array([self.drafter_cost(k) for k in range(B + 1)])
@@ -958,7 +959,8 @@ class CostAwarePolicy:
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
         fused = self._rows_fused
-        if not fused and sum(min(lim, self._depth()) for lim in limits) > _MANY_POSITIONS:
+        depth = self._depth() if not fused else 0
+        if not fused and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
             # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
             # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)

@@ -170,6 +170,7 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     caption, rows = gpu_rows("gec_table1", "smoke", str(docs))
     assert "cpu" in caption and list(rows["row"]) == list(s[s["section"] == "gec"]["label"])
     assert set(gpu_rows("gad_figure7_batch", "smoke", str(docs))[1]["batch"]) == {1, 4, 16, 64}
+    assert set(gpu_rows("blockwise_batch", "smoke", str(docs))[1]["batch"]) == {1, 4, 16, 64}
     assert gpu_rows("students_table1", "smoke", str(docs)) is None
     assert gpu_rows("gec_table1", "demo", str(docs)) is None  # another experiment's models: not shown
 
@@ -189,6 +190,23 @@ def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
     assert f"On a GPU: {device}" in md and "8.1x beam (Ge T1)" in md
     assert f"On a GPU: {device}" in build_html({"demo": [str(table)]})
     assert "On a GPU" not in build_report("smoke", [str(table)], out_dir=str(tmp_path))
+
+
+def test_the_newest_gpu_run_is_the_one_that_started_last(tmp_path):
+    """Two runs of one day are named by their devices: the report's run is the one that started last, not the one
+    whose name sorts last."""
+    from fastdec.claims.gpu import latest_gpu_run
+
+    for name, started in (("2026-11-26-demo-NVIDIA-H200", "2026-11-26 04:10:14 UTC"),
+                          ("2026-11-26-demo-NVIDIA-H100", "2026-11-26 23:56:59 UTC"),
+                          ("2026-11-27-smoke-NVIDIA-H100", "2026-11-27 01:00:00 UTC")):
+        folder = tmp_path / "gpu" / name
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({"started": started, "pack": name.split("-")[3]}))
+        pd.DataFrame({"section": ["gec"], "label": ["iad"]}).to_csv(folder / "summary.csv", index=False)
+    assert latest_gpu_run(str(tmp_path), "demo")["path"].endswith("NVIDIA-H100")
+    assert latest_gpu_run(str(tmp_path))["path"].endswith("2026-11-27-smoke-NVIDIA-H100")
+    assert latest_gpu_run(str(tmp_path), "other") is None
 
 
 def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint, tiny_databin, tmp_path):
