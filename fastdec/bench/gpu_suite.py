@@ -22,7 +22,8 @@ of the time left (``--budget-s``) and decodes as many sentences as fit (at most 
 of a section always cover the same sentences. Files in OUT (at most 6, none large): ``summary.csv`` (one row per
 section, precision and method: the columns of docs/RESULTS.md plus ``section``, ``dtype``, ``device``),
 ``selfcheck.csv``, ``pass_cost.csv``, ``meta.json`` (device, versions, command, each section's status and time),
-``runs.tgz`` (every section's run folder: hypotheses, per-sentence records); the wrapper adds ``log.txt``.
+``runs.tgz`` (every section's run folder: hypotheses, per-sentence records; and the pass costs the cost-aware
+policies measured, ``runs/pass_cost_cache/``); the wrapper adds ``log.txt``.
 Exit status 1 when an exact float32 row is not 100 % identical to greedy or the float64 selfcheck differs.
 """
 from __future__ import annotations
@@ -44,7 +45,8 @@ __all__ = ["SECTIONS", "Suite", "section_methods", "batch_methods"]
 SECTIONS = [("selfcheck", 8), ("gec", 14), ("gad", 20), ("pass_cost", 3), ("blockwise", 9), ("student", 6),
             ("batch", 16), ("bfloat16", 14)]
 BATCH_SIZES = [1, 4, 16, 64]
-BATCH1_SHARE = 0.4  # of a batch-curve run's time, for its batch-1 rows
+# of a batch-curve run's time, for its batch-1 rows: on a CPU its batched rows took 1.6x their time, on a GPU far less
+BATCH1_SHARE = 0.4
 BATCH_SENTENCES = 4 * max(BATCH_SIZES)  # four batches at the largest size: a cost-aware policy learns past its first
 PASS_KS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 # random-weight shapes of the pass-cost curve: (layers, embed dim, ffn dim, heads), vocabulary 32k
@@ -162,17 +164,15 @@ class Suite:
         with tarfile.open(self.out / "runs.tgz", "w:gz") as tar:
             tar.add(self.runs, arcname="runs")
 
-    def parts(self, name: str, deadline: float, parts: List[tuple], limit: Optional[int] = None) -> None:
+    def parts(self, name: str, deadline: float, parts: List[tuple], limit: Optional[int] = None,
+              batch1_share: float = 1.0) -> None:
         """Several bench runs sharing one section's time equally; one that fails does not stop the others (the
-        section fails if any did)."""
+        section fails if any did). ``batch1_share``: the part of a run's time its batch-1 rows may take (the deadline
+        stops only them, and a run's batched rows decode the same sentences after them)."""
         errors = []
         for j, (run_name, section, methods, dtype) in enumerate(parts):
             now = time.perf_counter()
-            part = now + (deadline - now) / (len(parts) - j)
-            if any(":batch=" in m for m in methods):
-                # the deadline stops only the batch-1 rows, and the batched rows decode the same sentences after
-                # them: on a CPU they took 1.6x the batch-1 rows' time, on a GPU far less
-                part = now + BATCH1_SHARE * (part - now)
+            part = now + batch1_share * (deadline - now) / (len(parts) - j)
             try:
                 self.bench(run_name, section, methods, dtype, part, limit=limit)
             except Exception as e:  # noqa: BLE001
@@ -263,7 +263,7 @@ class Suite:
                 elif name == "batch":
                     self.parts(name, deadline, [(f"batch-{s}", s, batch_methods(s, have[s]), "float32")
                                                 for s in ("gec", "gad", "blockwise") if s in have],
-                                   limit=self.batch_sentences)
+                                   limit=self.batch_sentences, batch1_share=BATCH1_SHARE)
                 elif name == "bfloat16":
                     if not self.device.startswith("cuda"):
                         self.meta["sections"][name] = {"status": "skipped: bfloat16 decoding needs a GPU"}

@@ -959,8 +959,8 @@ class CostAwarePolicy:
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
         fused = self._rows_fused
-        depth = self._depth() if not fused else 0
-        if not fused and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
+        depth = 0 if fused else self._depth()
+        if sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
             # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
             # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
