@@ -540,6 +540,8 @@ class CostAwarePolicy:
         self._rows_fused = projects_real_positions(verifier)
         if batch > 1:
             self.new_batch()
+        else:
+            self.new_sentence()
         if batch <= 1 and self.cost is None:
             self._cached_or_measured(verifier, 1)
         elif batch > 1 and not any(b >= batch for b in self._costs):
@@ -547,8 +549,20 @@ class CostAwarePolicy:
 
     def new_batch(self) -> None:
         """A new batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known yet, and its
-        drafted passes wait for one (:meth:`observe_pass`)."""
+        drafted passes wait for one (:meth:`observe_pass`); a "no draft" held over from the last batch is made again
+        for the new rows (it may have come from the last rows' own counts)."""
         self._batch_greedy, self._pending = {}, {}
+        self._batch_skip = None
+
+    def new_sentence(self) -> None:
+        """A batch-1 sentence starts (:meth:`prepare` calls this): a held "no draft" ends, and the greedy steps it had
+        counted towards the next probe and not taken are taken off that count. The next choice makes it again where the
+        rates across the input say so; where a sentence's own counts made it (a sentence whose drafts were rejected at
+        once), it would otherwise carry into the next sentences, which then decode greedy for up to 63 steps."""
+        if self.hold:
+            self._skipped_s = max(self._skipped_s - self.hold * self._skip[3], 0.0)
+            self.hold = 0
+        self._skip = (-1, False, 0, 0.0, 0.0)
 
     def batch_cost(self, verifier, batch: int) -> PassCost:
         """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at

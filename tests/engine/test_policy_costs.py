@@ -270,6 +270,68 @@ def test_a_held_no_draft_lets_the_batch_1_loop_take_greedy_steps_without_asking(
     assert sum(1 for r in out for n in r.stats.planned if n) <= 2 + policy.probes
 
 
+def _rates(policy, accepted_per_thousand):
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [float(accepted_per_thousand)] * 10
+    policy._refresh()
+
+
+def test_a_hold_made_by_one_sentence_s_rejected_drafts_ends_with_that_sentence():
+    """A sentence whose drafts are rejected at once makes the policy hold "no draft" for many greedy steps; the next
+    sentence, with the input-wide rates alone, drafts from its first step, and the steps held and not taken leave the
+    probe's budget (else the next probe would come early)."""
+    step = 2e-4
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, step)}, horizon=10)
+    _rates(policy, 900)
+    bad = State()
+    for _ in range(20):
+        policy.observe(bad, drafted=5, accepted=0)
+    skipped = policy._skipped_s
+    assert policy.choose(bad) == 0 and policy.hold > 10
+    policy.hold -= 2  # the loop took two of the held steps before the sentence ended
+    policy.new_sentence()
+    assert policy.hold == 0
+    assert policy._skipped_s == pytest.approx(skipped + 3 * step)  # the choice's own step and the two taken
+    assert policy.choose(State()) > 0
+
+
+def test_a_hold_the_input_wide_rates_make_carries_into_the_next_sentence_with_the_same_probe_time():
+    """Where no sentence's drafts pay (GAD's drafter on a CPU), a new sentence makes the choice again and holds on: the
+    probe comes after as many greedy steps as without the new sentence."""
+    def steps_to_probe(new_sentence_at):
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
+        _rates(policy, 900)
+        policy.observe_drafter(5e-3)  # a drafter call as dear as 25 greedy steps
+        policy.observe_start(5e-3)
+        state = State()
+        for steps in range(100_000):
+            if steps == new_sentence_at:
+                policy.new_sentence()
+                state = State()
+            if policy.hold:  # (what the batch-1 loop does)
+                policy.hold -= 1
+            elif policy.choose(state):
+                return steps
+        raise AssertionError("no probe")
+
+    plain = steps_to_probe(-1)
+    assert plain > 1000
+    assert all(abs(steps_to_probe(at) - plain) <= 1 for at in (1, 30, 700))
+
+
+def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
+    policy = policy_with({8: (1e-4, 2e-4, 1e-5, 1e-3)}, horizon=10)
+    _rates(policy, 900)
+    bad = [State() for _ in range(8)]
+    for st_ in bad:
+        for _ in range(20):
+            policy.observe(st_, drafted=5, accepted=0)
+    policy._skipped_s = -1e9  # (no probe in this test)
+    assert policy.choose_batch(bad, None) == [0] * 8 and policy._batch_skip is not None
+    policy.new_batch()
+    assert policy._batch_skip is None
+
+
 @st.composite
 def padded_case(draw):
     horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
