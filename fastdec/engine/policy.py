@@ -18,7 +18,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a
   third or three times what the line says (a pass that met a cold cache moves it a step);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
-  input and per sentence; a sentence's estimate leans on its own counts as they come in;
+  input and per sentence; a sentence's estimate leans on its own counts as they come in, and a sentence without any
+  decides with the counts of the input's first drafts (across all iterations the counts lean towards the sentences
+  that kept drafting);
 * **the draft length** ``n`` in ``{0, ..., k}`` that maximises expected tokens per second, a draft only where it
   promises ``margin`` (5 %) more than a greedy step (where the promise is smaller, the measured costs' noise would
   decide, and in a batch the first batch's long sentences make every token dearer than the calibration says): with
@@ -28,7 +30,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
   cost at most 0.5 %, and a drafter that starts to pay is noticed. Until then the batch-1 loop takes greedy steps
-  without asking (:attr:`CostAwarePolicy.hold`).
+  without asking (:attr:`CostAwarePolicy.hold`). A hold carries into the next sentence unless that sentence's first
+  draft promises ``resume`` (25 %) more than a greedy step: one sentence's rejected drafts must not keep the next
+  ones greedy, and a drafter that only just pays stays held. A new batch makes its choice afresh.
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
 ``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own
@@ -419,7 +423,7 @@ class CostAwarePolicy:
     name = "cost"
 
     def __init__(self, horizon: int = 64, *, prior: float = 0.8, weight: float = 2.0, probe_share: float = 0.005,
-                 probe_len: int = 8, probe_rows: int = 4, margin: float = 1.05):
+                 probe_len: int = 8, probe_rows: int = 4, margin: float = 1.05, resume: float = 1.25):
         if isinstance(horizon, bool) or int(horizon) < 1:
             raise ValueError(f"the policy's horizon must be an integer >= 1, got {horizon!r}")
         if not margin >= 1.0:
@@ -427,6 +431,9 @@ class CostAwarePolicy:
         # a draft is taken only when it promises this many times greedy's tokens per second: below that the choice
         # would follow the noise in the measured costs (drafting where it does not pay, at the drafter's cost)
         self.margin = float(margin)
+        if not resume >= margin:
+            raise ValueError(f"the policy's resume must be >= its margin ({margin}), got {resume!r}")
+        self.resume = float(resume)  # what ends a held "no draft" at a new sentence (new_sentence)
         self.horizon = int(horizon)
         self.prior, self.weight = float(prior), float(weight)
         if not 0 < probe_share < 1:
@@ -438,6 +445,13 @@ class CostAwarePolicy:
         self.reach = [0.0] * (H + 2)  # across the input: how often position m was verified ...
         self.acc = [0.0] * (H + 2)    # ... and accepted
         self.q = [prior] * (H + 2)    # smoothed acceptance rate by position, refreshed every few observations
+        # the same counts for a sentence's first drafted iteration only: what a sentence without counts of its own
+        # decides with. Across all iterations the rates lean towards the sentences that kept drafting (a sentence
+        # whose drafts are rejected stops drafting, one whose drafts are accepted goes on), so they promise a new
+        # sentence more than its first draft brings. Leans on ``q`` (the same list until a first draft is counted)
+        self.reach_first = [0.0] * (H + 2)
+        self.acc_first = [0.0] * (H + 2)
+        self.q_first = self.q
         self._no_counts = (0,) * (H + 2)  # a sentence's counts before it has any
         self._deepest = 0  # the deepest position counted so far
         self._stale = 0
@@ -555,10 +569,16 @@ class CostAwarePolicy:
         self._batch_skip = None
 
     def new_sentence(self) -> None:
-        """A batch-1 sentence starts (:meth:`prepare` calls this): a held "no draft" ends, and the greedy steps it had
-        counted towards the next probe and not taken are taken off that count. The next choice makes it again where the
-        rates across the input say so; where a sentence's own counts made it (a sentence whose drafts were rejected at
-        once), it would otherwise carry into the next sentences, which then decode greedy for up to 63 steps."""
+        """A batch-1 sentence starts (:meth:`prepare` calls this). A held "no draft" (:attr:`hold`, and the choice the
+        next iterations would reuse) carries into it unless the new sentence's first draft, by the input's first
+        drafts, promises ``resume`` times a greedy step's rate: one sentence whose drafts were rejected at once would
+        otherwise keep the next sentences greedy (up to 63 steps each time the choice is reused), while a drafter that
+        only just pays stays held (drafts that promise a few per cent lose them to the estimates' errors). Greedy steps
+        the ended hold had counted towards the next probe and not taken are taken off that count."""
+        if not (self.hold or self._skip[0] == self._version) or self.cost is None or not self.reach[1]:
+            return
+        if not self._best_length(self.horizon, False, None, self.greedy_pass_s(1, self.cost), self.resume):
+            return
         if self.hold:
             self._skipped_s = max(self._skipped_s - self.hold * self._skip[3], 0.0)
             self.hold = 0
@@ -586,6 +606,11 @@ class CostAwarePolicy:
             prev = q[m] = (acc[m] + w * prev) / (reach[m] + w)
         # past the deepest position ever counted each position leans on the one before it all the way
         q[top + 1: self.horizon + 1] = [prev] * (self.horizon - top)
+        if self.reach_first[1]:
+            reach, acc = self.reach_first, self.acc_first
+            self.q_first = [(acc[m] + w * q[m]) / (reach[m] + w) if reach[m] else q[m] for m in range(len(q))]
+        else:
+            self.q_first = q
         self._stale = 0
 
     @staticmethod
@@ -755,8 +780,13 @@ class CostAwarePolicy:
         top = min(accepted + 1, drafted, self.horizon)
         reach, acc = self.reach, self.acc
         sent = state.extra.get("policy_counts")
-        if sent is None:
+        if sent is None:  # the sentence's first drafted iteration
             sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))
+            f_reach, f_acc = self.reach_first, self.acc_first
+            for m in range(1, top + 1):
+                f_reach[m] += 1.0
+            for m in range(1, min(accepted, top) + 1):
+                f_acc[m] += 1.0
         s_reach, s_acc = sent
         for m in range(1, top + 1):
             reach[m] += 1.0
@@ -769,6 +799,8 @@ class CostAwarePolicy:
         if reach[1] > 4096:  # old counts fade: the estimate follows the input
             self.reach = [x * 0.5 for x in reach]
             self.acc = [x * 0.5 for x in acc]
+            self.reach_first = [x * 0.5 for x in self.reach_first]
+            self.acc_first = [x * 0.5 for x in self.acc_first]
         self._stale += 1
         if self._stale >= 8 or reach[1] < 32:
             self._refresh()
@@ -782,10 +814,13 @@ class CostAwarePolicy:
         q, w = self.q, self.weight
         least = max(0.01, floor)
         counts = [st.extra.get("policy_counts") for st in states]
+        first = self.q_first  # (a row whose sentence has no counts yet: its first draft)
 
         def rate(r: int, m: int) -> float:  # q_m for row r's sentence, leaning on its own counts
             sent = counts[r]
-            return (sent[1][m] + w * q[m]) / (sent[0][m] + w) if sent is not None and sent[0][m] else q[m]
+            if sent is None:
+                return first[m]
+            return (sent[1][m] + w * q[m]) / (sent[0][m] + w) if sent[0][m] else q[m]
         heap = []
         for r, lim in enumerate(limits):
             p = rate(r, 1) if lim > 0 else 0.0
@@ -824,11 +859,12 @@ class CostAwarePolicy:
         H = int(lim.max(initial=0))
         if H <= 0:
             return None
-        q = np.asarray(self.q[1: H + 1], dtype=float)
         w = self.weight
         reach, acc = np.zeros((B, H), dtype=np.int64), np.zeros((B, H), dtype=np.int64)
         counted = [r for r, st in enumerate(states) if st.extra.get("policy_counts") is not None]
+        q = np.tile(np.asarray(self.q_first[1: H + 1], dtype=float), (B, 1))  # (a row without counts: a first draft)
         if counted:
+            q[counted] = np.asarray(self.q[1: H + 1], dtype=float)
             got = [states[r].extra["policy_counts"] for r in counted]
             reach[counted] = np.array([c[0][1: H + 1] for c in got], dtype=np.int64)
             acc[counted] = np.array([c[1][1: H + 1] for c in got], dtype=np.int64)
@@ -888,6 +924,31 @@ class CostAwarePolicy:
         self._skipped_s += self.hold * step_s
         return self.hold
 
+    def _best_length(self, limit: int, started: bool, sent, step: float, margin: float) -> int:
+        """The batch-1 draft length ``1 .. limit`` with the most expected tokens per second, where it promises
+        ``margin`` times a greedy step's (``step`` seconds); else 0. ``sent``: the sentence's counts (None: none yet)."""
+        table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
+        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
+        best_n, best = 0, margin / step
+        expected, p, base = 1.0, 1.0, step + drafter
+        least = self._least_after  # the smallest cost one more position adds, from position n on
+        w = self.weight
+        if sent is None:  # the sentence's first draft
+            q, s_reach, s_acc = self.q_first, self._no_counts, self._no_counts
+        else:
+            q, (s_reach, s_acc) = self.q, sent
+        bar = factor * best  # (this loop runs every iteration of a batch-1 decode: kept to plain arithmetic)
+        for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
+            seen = s_reach[n]
+            p *= (s_acc[n] + w * q[n]) / (seen + w) if seen else q[n]
+            if p < 0.01 or p < bar * least[n - 1]:
+                break  # no position from n on can pay for its place: the values only fall
+            expected += p
+            rate = expected / (base + factor * table[n])
+            if rate > best:
+                best_n, best, bar = n, rate, factor * rate
+        return best_n
+
     def choose(self, state, verifier=None) -> int:
         """The draft length for this sentence's next iteration, ``0 .. state.max_draft``."""
         limit = min(state.max_draft, self.horizon)
@@ -909,27 +970,10 @@ class CostAwarePolicy:
         if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
             return min(limit, self.probe_len)
         step = self.greedy_pass_s(1, self.cost)
-        table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
-        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
-        best_n, best = 0, self.margin / step
-        expected, p, base = 1.0, 1.0, step + drafter
-        least = self._least_after  # the smallest cost one more position adds, from position n on
-        q, w = self.q, self.weight
-        sent = state.extra.get("policy_counts")
-        s_reach, s_acc = sent if sent is not None else (self._no_counts, self._no_counts)
-        bar = factor * best  # (this loop runs every iteration of a batch-1 decode: kept to plain arithmetic)
-        for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
-            seen = s_reach[n]
-            p *= (s_acc[n] + w * q[n]) / (seen + w) if seen else q[n]
-            if p < 0.01 or p < bar * least[n - 1]:
-                break  # no position from n on can pay for its place: the values only fall
-            expected += p
-            rate = expected / (base + factor * table[n])
-            if rate > best:
-                best_n, best, bar = n, rate, factor * rate
+        best_n = self._best_length(limit, started, state.extra.get("policy_counts"), step, self.margin)
         if best_n == 0:
             n = min(self.probe_len, self.horizon)
-            probe_cost = self._probe_cost(self.extra_fixed + factor * table[n], 1)
+            probe_cost = self._probe_cost(self.extra_fixed + self.extra_factor * self._table[n], 1)
             if self._probe_due(step, probe_cost):
                 return min(limit, n)
             self._skip = (self._version, started, self._hold_for(step, probe_cost), step, probe_cost)

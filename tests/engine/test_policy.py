@@ -193,7 +193,46 @@ def test_per_sentence_counts_override_the_input_wide_rate():
     assert policy.choose(good) > policy.choose(bad) == 0
 
 
-def test_batched_choice_gives_rows_with_better_drafts_more_positions():
+def test_a_sentence_s_first_draft_is_decided_by_the_input_s_first_drafts():
+    """Across all iterations the rates lean towards the sentences that kept drafting; a sentence without counts of its
+    own decides with the rates of the input's first drafts, which lean on the others until they have counts."""
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [900.0] * 10
+    policy._refresh()
+    assert policy.q_first is policy.q and policy.choose(State()) > 0
+    policy.reach_first[1], policy.acc_first[1] = 100.0, 5.0  # first drafts rejected at their first token
+    policy._refresh()
+    assert policy.q_first[1] == pytest.approx((5 + 2 * policy.q[1]) / 102) and policy.q_first[2] == policy.q[2]
+    drafting = State()
+    policy.observe(drafting, drafted=5, accepted=5)  # a sentence whose own drafts are accepted
+    assert policy.choose(drafting) > 0 and policy.choose(State()) == 0
+    assert [r for _, r, _ in policy._ranked([State(), drafting], [5, 5], 0.0)][:1] == [1]
+
+
+def test_a_drafter_that_only_just_pays_stays_held_into_the_next_sentence():
+    """A held "no draft" ends at a new sentence only where its first draft clearly pays (``resume``): a draft that
+    promises a few per cent loses them to the estimates' errors."""
+    def held_after_new_sentence(accepted_per_thousand):
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
+        policy.reach[1:11] = [1000.0] * 10
+        policy.acc[1:11] = [float(accepted_per_thousand)] * 10
+        policy._refresh()
+        bad = State()
+        for _ in range(20):
+            policy.observe(bad, drafted=5, accepted=0)
+        policy.reach_first[1:11], policy.acc_first[1:11] = [0.0] * 10, [0.0] * 10  # (first drafts as the rest)
+        policy._refresh()
+        promise = policy._best_length(10, False, None, 2e-4, policy.margin)
+        assert policy.choose(bad) == 0 and policy.hold > 0
+        policy.new_sentence()
+        return promise, policy.hold > 0
+    best = {a: held_after_new_sentence(a) for a in (100, 400, 900)}
+    assert best[900] == (best[900][0], False)  # pays clearly: the hold ends
+    assert best[100] == (0, True)  # does not pay: held on
+    promise, held = best[400]
+    assert promise > 0 and held  # pays, but by less than resume asks: held on
+
     policy = policy_with({64: (1e-4, 1e-5, 2e-6, 2e-3)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [800.0] * 10
@@ -265,6 +304,8 @@ def test_policy_key_in_the_method_grammar():
         check_policy("always")
     with pytest.raises(ValueError, match="horizon"):
         CostAwarePolicy(0)
+    with pytest.raises(ValueError, match="resume must be >= its margin"):
+        CostAwarePolicy(4, margin=1.2, resume=1.1)
     assert not math.isnan(CostAwarePolicy(4).prior)
 
 
