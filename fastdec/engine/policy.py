@@ -74,6 +74,7 @@ _CHUNK = 8  # the exact rule projects rows in chunks of 8, 16, 32 ... on a CPU (
 _FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
 _MANY_POSITIONS = 96
+_NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
 
 
 def check_policy(policy) -> str:
@@ -469,7 +470,7 @@ class CostAwarePolicy:
         # drafter's cost) or 64 iterations passed: a skipped drafter then costs the loop almost nothing
         self._version = 0
         # the last batch-1 "no draft": (version, drafter started, times reused, greedy pass, probe's cost)
-        self._skip: tuple = (-1, False, 0, 0.0, 0.0)
+        self._skip: tuple = _NO_SKIP
         # what decoding itself measures: a greedy pass by its number of rows (a pass of few rows, at the end of a
         # batch, costs more per row than a full one), and how the measured cost of the extra draft tokens relates to
         # the prediction (a fixed part and a factor on it) -- the calibration is a start, not the truth
@@ -582,7 +583,7 @@ class CostAwarePolicy:
         if self.hold:
             self._skipped_s = max(self._skipped_s - self.hold * self._skip[3], 0.0)
             self.hold = 0
-        self._skip = (-1, False, 0, 0.0, 0.0)
+        self._skip = _NO_SKIP
 
     def batch_cost(self, verifier, batch: int) -> PassCost:
         """The cost measured at the smallest measured batch size >= ``batch`` (else the largest); measured now at
@@ -1017,8 +1018,8 @@ class CostAwarePolicy:
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
             return [0] * B
         fused = self._rows_fused
-        depth = 0 if fused else self._depth()
-        if sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
+        depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
+        if depth and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
             # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
             # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
