@@ -99,13 +99,24 @@ class InputCopyDrafter(Drafter):
         self.min_ngram = min_ngram
 
     def start(self, state: "DecodeState") -> None:
-        xs = [_BOS_SENTINEL] + list(state.src_list)
+        state.extra["iad_xs"] = [_BOS_SENTINEL] + list(state.src_list)
+        # the n-gram index is built when first read: the first draft copies the whole source without it, and a
+        # sentence whose first draft is accepted to its end never reads it
+        state.extra["iad_index"] = None
+
+    def _index(self, xs: List[int]) -> Dict[tuple, List[int]]:
+        """Every n-gram of ``xs`` (``min_ngram <= n <= max_ngram``) -> the positions where it ends, in order."""
         index: Dict[tuple, List[int]] = {}
+        get = index.get
         for n in range(self.min_ngram, self.max_ngram + 1):
-            for end in range(n - 1, len(xs)):
-                index.setdefault(tuple(xs[end - n + 1: end + 1]), []).append(end)
-        state.extra["iad_xs"] = xs
-        state.extra["iad_index"] = index
+            # (zip builds the n-tuples in C: a third of the time of slicing each one)
+            for end, key in enumerate(zip(*(xs[i:] for i in range(n))), n - 1):
+                hits = get(key)
+                if hits is None:
+                    index[key] = [end]
+                else:
+                    hits.append(end)
+        return index
 
     def match(self, state: "DecodeState") -> Optional[int]:
         """End position ``i`` (in ``[BOS] + src``) of the unique longest suffix match, or None."""
@@ -114,6 +125,8 @@ class InputCopyDrafter(Drafter):
         if out_len == 1:  # only the BOS: it matches the source's start whatever min_ngram (initial aggressive decoding)
             return 0
         index = state.extra["iad_index"]
+        if index is None:
+            index = state.extra["iad_index"] = self._index(state.extra["iad_xs"])
         for n in range(min(self.max_ngram, out_len), self.min_ngram - 1, -1):
             if n == out_len:  # suffix reaches the BOS
                 key = (_BOS_SENTINEL,) + tuple(prefix[1:])

@@ -319,6 +319,45 @@ def test_a_hold_the_input_wide_rates_make_carries_into_the_next_sentence_with_th
     assert all(abs(steps_to_probe(at) - plain) <= 1 for at in (1, 30, 700))
 
 
+def test_a_batch_charges_a_drafter_start_by_the_share_of_the_tokens_its_sentences_have_left():
+    """A drafter start is paid once a sentence and serves all its later drafts: a batch of long sentences whose starts
+    cost 8 greedy tokens each drafts (its first draft's tokens are a small share of the tokens left), the same batch
+    near the end of its sentences does not, nor does one whose starts were charged whole to the iteration."""
+    def choice(src_len, decoded):
+        policy = policy_with({8: (1e-4, 3e-5, 0.0, 2e-3)}, horizon=10)
+        policy._rows_fused = True
+        _rates(policy, 950)
+        policy.observe_drafter(1e-5, 8)
+        policy.observe_start(16e-3, 8)  # 2 ms a row: what a greedy pass of the batch costs
+        policy._skipped_s = -1e9  # (no probe in this test)
+        return policy.choose_batch([State(10, src_len=src_len, decoded=decoded) for _ in range(8)], None)
+
+    assert all(n >= 5 for n in choice(100, 0))
+    assert choice(100, 95) == [0] * 8  # five tokens left: the start is charged whole
+    assert choice(0, 0) == [0] * 8
+
+
+def test_a_batch_that_drafts_at_every_iteration_takes_a_greedy_step_to_judge_its_drafts_by():
+    """What drafts add to a batch's pass is learned against a greedy pass of the same rows in the same batch; a batch
+    whose every choice drafts has none, so after a few drafted passes the next choice is one greedy step (to measure
+    it), and the fit then learns from the passes that waited for it."""
+    policy = policy_with({8: (1e-4, 3e-5, 0.0, 2e-3)}, horizon=10)
+    policy._rows_fused = True
+    _rates(policy, 950)
+    policy._skipped_s = -1e9  # (no probe in this test)
+    rows = [State(10) for _ in range(8)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    choices = []
+    for _ in range(6):
+        n = policy.choose_batch(rows, None)
+        choices.append(sum(n))
+        policy.observe_pass(2e-3 + 1e-3 * bool(sum(n)), n)  # (drafts really add 1 ms)
+    assert choices[:3] == [choices[0]] * 3 and choices[0] > 0
+    assert choices[3] == 0 and all(c > 0 for c in choices[4:])
+    assert policy._batch_fits and not policy._pending
+
+
 def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
     policy = policy_with({8: (1e-4, 2e-4, 1e-5, 1e-3)}, horizon=10)
     _rates(policy, 900)
@@ -345,7 +384,8 @@ def padded_case(draw):
     for _ in fed[1:]:
         pass_s.append(pass_s[-1] + draw(st.sampled_from([0.0, 1e-6, 1e-5, 2e-4])))
     return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 1e-7, 1e-5])),
-            draw(st.sampled_from([0.0, 2e-5, 3e-4])), draw(st.lists(st.booleans(), min_size=rows, max_size=rows)))
+            draw(st.sampled_from([0.0, 2e-5, 3e-4])), draw(st.lists(st.booleans(), min_size=rows, max_size=rows)),
+            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)))
 
 
 @SETTINGS
@@ -353,9 +393,10 @@ def padded_case(draw):
 def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_scan(c):
     """On a GPU (a padded pass) the batched choice is made in numpy, every position at once, where many positions would
     be read: its answer is what a scan of every count of the best-ranked positions finds, each count priced with the
-    scalar cost model (the drafter of the rows asked, their starts, the pass, the projected rows and the padding).
-    Where few would be read, the loop reads them best first and stops early: a best-first prefix."""
-    horizon, q, limits, counts, fed, pass_s, pad_s, drafter_s, started = c
+    scalar cost model (the drafter of the rows asked, their starts' share of the tokens left, the pass, the projected
+    rows and the padding). Where few would be read, the loop reads them best first and stops early: a best-first
+    prefix."""
+    horizon, q, limits, counts, fed, pass_s, pad_s, drafter_s, started, src_lens = c
     B = len(limits)
     cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 3e-5], step_s=1.2e-3,
                     pad_s=pad_s)
@@ -367,8 +408,8 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
     policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
     states = []
-    for row, on, lim in zip(counts, started, limits):
-        state = State(lim)
+    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
+        state = State(lim, src_len=src_len)
         state.extra["drafter_started"] = on
         if row is not None:
             state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
@@ -385,14 +426,20 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     ranked.sort()
     step = policy.greedy_pass_s(B, cost)
     best_t, best, expected, asked, fresh, width, late = 0, policy.margin * B / step, float(B), set(), 0, 1, 0
+    new_tokens, new_left = 0.0, 0
     for t, (p, r, m) in enumerate(ranked, 1):
         expected -= p
         if r not in asked:
             asked.add(r)
             fresh += not started[r]
+            if not started[r]:  # a fresh row's start, charged by its expected tokens' share of the tokens it has left
+                new_tokens, new_left = new_tokens + 1, new_left + max(src_lens[r], 1)
+        if not started[r]:
+            new_tokens -= p
         width, late = max(width, m + 1), late + (m >= 8)
         added = cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)
-        rate = expected / (step + policy.drafter_cost(len(asked)) + policy.start_cost(fresh) + added)
+        start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
+        rate = expected / (step + policy.drafter_cost(len(asked)) + start + added)
         if rate > best * (1 + 1e-12):
             best_t, best = t, rate
     want = [0] * B

@@ -20,5 +20,8 @@ def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
 class State:
     """What the policy reads of a sentence's decoding state."""
 
-    def __init__(self, max_draft=10):
+    def __init__(self, max_draft=10, src_len=0, decoded=0):
+        """``src_len``: the source's tokens (what a drafter start is charged against in a batch: 0 charges a start
+        whole to one iteration); ``decoded``: the output's tokens so far."""
         self.extra, self.max_draft = {}, max_draft
+        self.src_list, self.prefix = [4] * src_len, [2] * (decoded + 1)
