@@ -892,13 +892,13 @@ class CostAwarePolicy:
         # a row's first position asks the drafter for it: its best, so it comes before the row's others
         first = pos == 1
         fresh = np.array([not st.extra.get("drafter_started") for st in states], dtype=bool)
-        asked, asked_new = np.cumsum(first), np.cumsum(first & fresh[rows])
+        new_first = first & fresh[rows]
+        asked, asked_new = np.cumsum(first), np.cumsum(new_first)
         drafter_by = np.array([self.drafter_cost(k) for k in range(B + 1)])
         start_by = np.array([self.start_cost(k) for k in range(B + 1)])
         # a start is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that
         # the fresh rows' expected tokens make of the tokens they have left (as choose_batch charges it)
-        new_first = first & fresh[rows]
-        new_tokens = np.cumsum(new_first) + np.cumsum(np.where(fresh[rows], value, 0.0))
+        new_tokens = asked_new + np.cumsum(np.where(fresh[rows], value, 0.0))
         left = np.array([self._tokens_left(st) for st in states], dtype=float)
         new_left = np.cumsum(np.where(new_first, left[rows], 0.0))
         start_share = np.minimum(new_tokens / np.maximum(new_left, 1.0), 1.0)

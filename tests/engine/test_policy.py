@@ -233,6 +233,8 @@ def test_a_drafter_that_only_just_pays_stays_held_into_the_next_sentence():
     promise, held = best[400]
     assert promise > 0 and held  # pays, but by less than resume asks: held on
 
+
+def test_batched_choice_gives_rows_with_better_drafts_more_positions():
     policy = policy_with({64: (1e-4, 1e-5, 2e-6, 2e-3)}, horizon=10)
     policy.reach[1:11] = [1000.0] * 10
     policy.acc[1:11] = [800.0] * 10
