@@ -290,15 +290,20 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
-            for st, j in zip(act, js):
-                st.max_draft = int(min(st.max_len - j, cap_draft))
             drafts: List[List[int]] = [[] for _ in act]
-            if policy is not None and drafter is not None:
-                for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
-                    st.max_draft = n
-                    s.planned.append(n)
-                timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both are measured)
-            if drafter is not None:
+            held = policy is not None and drafter is not None and policy.take_held_step(len(act))
+            if held:  # a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
+                for b in active:
+                    stats[b].planned.append(0)
+                timer.lap("other")
+            elif drafter is not None:
+                for st, j in zip(act, js):
+                    st.max_draft = int(min(st.max_len - j, cap_draft))
+                if policy is not None:
+                    for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
+                        st.max_draft = n
+                        s.planned.append(n)
+                    timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both are measured)
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:
                     if policy is not None:
@@ -329,7 +334,10 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                     keep.append(r)
             verify_s = timer.lap("verifier")
             if policy is not None and not first:  # (a batch's first pass also allocates its caches)
-                policy.observe_pass(verify_s, [len(d) for d in drafts])
+                if held:
+                    policy.observe_greedy_pass(verify_s, len(act))
+                else:
+                    policy.observe_pass(verify_s, [len(d) for d in drafts])
             first = False
             if len(keep) < len(active):
                 # finished rows leave the caches: a cost of the batch, not of this pass (it would make the policy

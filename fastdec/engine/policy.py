@@ -79,10 +79,6 @@ _FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
 _MANY_POSITIONS = 96
 _NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
-# drafted passes of one number of rows that wait for a greedy pass of as many rows in their batch before a batch's next
-# choice is a greedy step, to measure it (CostAwarePolicy.choose_batch)
-_UNJUDGED = 3
-
 
 def check_policy(policy) -> str:
     """``policy`` as one of :data:`POLICIES`, else a ``ValueError`` naming the setting."""
@@ -496,6 +492,19 @@ class CostAwarePolicy:
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
         # a batch's last "no draft" choice while it holds: ((version, rows), reuses, greedy pass, probe's cost)
         self._batch_skip: Optional[tuple] = None
+        # batched: greedy passes the loop may take without asking (:meth:`take_held_step`) while more than half of
+        # the rows the held "no draft" was made for are left, and the greedy pass they were counted at
+        self.batch_hold, self._batch_hold_len, self._batch_hold_rows, self._batch_hold_step = 0, 0, 0, 0.0
+        # what drafted batch passes really gave against what their choice promised: tokens per second of the rows and
+        # their accepted drafts over the pass, the drafter's call and the choice itself (a start serves a sentence's
+        # later drafts too: left out), as a share of the rate the choice expected (a running mean by row count, as
+        # the fits; a bar at most raised by it). Whatever the estimates miss -- acceptance at the end of long
+        # sentences, drafts shorter than asked, a drafted token that costs what a greedy row does (the fast backend)
+        # -- a batch then drafts only where the promise, so discounted, still pays
+        self._realized: Dict[int, float] = {}
+        self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
+        self._iter_s, self._iter_accepted = 0.0, 0  # this iteration's drafter seconds and accepted draft tokens
+        self._padded_rate = 0.0
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
@@ -575,6 +584,7 @@ class CostAwarePolicy:
         for the new rows (it may have come from the last rows' own counts)."""
         self._batch_greedy, self._pending = {}, {}
         self._batch_skip = None
+        self._end_batch_hold()
 
     def new_sentence(self) -> None:
         """A batch-1 sentence starts (:meth:`prepare` calls this). A held "no draft" (:attr:`hold`, and the choice the
@@ -663,12 +673,15 @@ class CostAwarePolicy:
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
         self._mean(self._drafter_s, rows, seconds)
+        self._iter_s += seconds
         self._version += 1
 
     def observe_pass(self, seconds: float, drafted: Sequence[int]) -> None:
         """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
         drafts updates the greedy step, one with drafts the fit of the measured extra cost on the predicted one."""
         rows = len(drafted)
+        spent, accepted, promised = self._iter_s, self._iter_accepted, self._promised
+        self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
         if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
             k = drafted[0]
             if not k:
@@ -679,12 +692,11 @@ class CostAwarePolicy:
             predicted = self._table[k if k < self.horizon else self.horizon]
             base = self.greedy_pass_s(1, self.cost)
         elif not any(drafted):
-            self._mean(self._greedy, rows, seconds)
-            self._batch_greedy[rows] = seconds
-            for predicted, seen in self._pending.pop(rows, ()):
-                self._fit_batch(rows, predicted, seen - seconds)
+            self.observe_greedy_pass(seconds, rows)
             return
         else:
+            if promised is not None and promised[0] == rows:
+                self._judge(rows, (rows + accepted) / (seconds + spent + promised[2]) / promised[1])
             if self._last is None:
                 return
             cost = self._last
@@ -700,7 +712,7 @@ class CostAwarePolicy:
             # what its sentences' lengths make them (the longest batch first), and a greedy pass measured in another
             # batch (or the calibration's) would put that difference into the line's fixed part. A drafted pass
             # waits for the batch's greedy pass of its rows, and one that never comes leaves it out
-            base = self._batch_greedy.get(rows)
+            base = self._batch_greedy_near(rows)
             if base is None:
                 self._pending.setdefault(rows, []).append((predicted, seconds))
             else:
@@ -710,6 +722,46 @@ class CostAwarePolicy:
             return
         self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
 
+    def _judge(self, rows: int, ratio: float) -> None:
+        key = rows.bit_length()
+        ratio = min(max(ratio, 0.25), 2.0)  # (one pass that met a cold cache moves the mean a step, not to its end)
+        # (starting from 1: the first drafted pass of a batch also grows its caches to the drafts' width)
+        self._realized[key] = 0.7 * self._realized.get(key, 1.0) + 0.3 * ratio
+
+    def _bar(self, rows: int, step: float) -> float:
+        """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted
+        passes of about as many rows realised of their promise."""
+        seen, key = self._realized, rows.bit_length()
+        realized = seen.get(key) or (seen[min(seen, key=lambda k: (abs(k - key), k))] if seen else 1.0)
+        return self.margin * rows / (step * min(realized, 1.0))
+
+    def observe_greedy_pass(self, seconds: float, rows: int) -> None:
+        """A batched greedy pass of ``rows`` rows took ``seconds`` (:meth:`observe_pass` without drafts; the batched
+        loop's held steps call it directly): the greedy step at that many rows, and this batch's greedy pass, against
+        which the drafted passes waiting for one of about as many rows are judged."""
+        self._mean(self._greedy, rows, seconds)
+        self._batch_greedy[rows] = seconds
+        if self._pending:
+            for r in [r for r in self._pending if rows // 2 <= r <= 2 * rows]:
+                for predicted, seen in self._pending.pop(r):
+                    self._fit_batch(r, predicted, seen - seconds * r / rows)
+
+    def _batch_greedy_near(self, rows: int) -> Optional[float]:
+        """This batch's greedy pass of ``rows`` rows: measured at that count, else in proportion from the nearest count
+        measured in this batch within a factor of two (a batch's rows finish within a few drafted passes, so one of
+        exactly as many rows seldom comes; a pass of fewer rows costs a little more per row, so the estimate errs
+        towards pricing drafts dearer), else None."""
+        g = self._batch_greedy
+        seconds = g.get(rows)
+        if seconds is not None or not g:
+            return seconds
+        near = min(g, key=lambda r: abs(r - rows))
+        if not near // 2 <= rows <= 2 * near:
+            return None
+        cost = self._last
+        at_rows, at_near = self.greedy_pass_s(rows, cost), self.greedy_pass_s(near, cost)
+        return g[near] * (at_rows / at_near if at_rows and at_near else rows / near)
+
     def _fit_batch(self, rows: int, predicted: float, extra_s: float) -> None:
         fit = self._batch_fits.get(rows.bit_length())
         if fit is None:
@@ -718,21 +770,34 @@ class CostAwarePolicy:
 
     def batch_line(self, rows: int) -> tuple:
         """``(fixed seconds, factor)`` of what drafts add to a pass of ``rows`` rows beyond the prediction: learned at
-        about that many rows, else at half or twice as many, else ``(0, 1)`` (the calibration as it is: a batch of two
-        says little of a batch of 32); batch 1's own at one row."""
+        about that many rows, else at half or twice as many, else the factor learned at the nearest row count (what a
+        batch's real sentences add per drafted token beyond the calibration's dummy one carries over; a fixed part,
+        what any draft adds to a pass, does not), else ``(0, 1)``; batch 1's own at one row. (Each row count learning
+        alone, the first batch on the fast backend paid a lesson at 32, 15, 6 and 2 rows: drafted tokens there cost
+        2.6 times the calibration's, greedy rows 1.9 times.)"""
         if rows <= 1:
             return self.extra_fixed, self.extra_factor
         key = rows.bit_length()
         fits = self._batch_fits
         fit = fits.get(key) or fits.get(key + 1) or fits.get(key - 1)
-        return (0.0, 1.0) if fit is None else fit.line
+        if fit is not None:
+            return fit.line
+        if not fits:
+            return 0.0, 1.0
+        return 0.0, fits[min(fits, key=lambda k: (abs(k - key), k))].line[1]
 
     def _scale(self, rows: int, cost: PassCost) -> float:
         """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
         calibration's dummy sentences attend over fewer positions than a batch of real ones (the longest first), and
         what a drafted token adds grows the same way. The factor learned from drafted passes then corrects only what
         is left."""
-        measured = self._greedy.get(rows) if rows > 1 else None  # batch 1: its calibration decodes like the loop
+        if rows <= 1:  # batch 1: its calibration decodes like the loop
+            return 1.0
+        measured = self._batch_greedy_near(rows) or self._greedy.get(rows)  # this batch's first
+        if measured is None and self._greedy:  # in proportion from the nearest row count within a factor of two
+            near = min(self._greedy, key=lambda r: abs(r - rows))
+            if near > 1 and near // 2 <= rows <= 2 * near:
+                measured = self._greedy[near] * rows / near
         if measured is None:
             return 1.0
         return min(max(measured / (cost.step_s * min(rows / cost.batch, 1.0)), 1.0), 4.0)
@@ -785,6 +850,7 @@ class CostAwarePolicy:
         if drafted <= 0:
             return
         self._version += 1
+        self._iter_accepted += accepted
         top = min(accepted + 1, drafted, self.horizon)
         reach, acc = self.reach, self.acc
         sent = state.extra.get("policy_counts")
@@ -909,8 +975,9 @@ class CostAwarePolicy:
             added = added + cost.pad_s * (B * (width - 1) - t)
         per_s = expected / (step + fixed + drafter_by[asked] + start_by[asked_new] * start_share + factor * added)
         best = int(np.argmax(per_s))
-        if not per_s[best] > self.margin * B / step:
+        if not per_s[best] > self._bar(B, step):
             return None
+        self._padded_rate = float(per_s[best])
         return np.bincount(rows[: best + 1], minlength=B).tolist()
 
     # ------------------------------------------------------------------ the choice
@@ -937,13 +1004,46 @@ class CostAwarePolicy:
         self.probes += 1
         return True
 
-    def _hold_for(self, step_s: float, cost: float) -> int:
-        """Set :attr:`hold` to the greedy steps left before a probe costing ``cost`` is due (at most 63; their time is
-        counted now) and return it."""
+    def _steps_before_probe(self, step_s: float, cost: float) -> int:
+        """The greedy steps left before a probe costing ``cost`` is due (at most 63; their time is counted now)."""
         steps = int((cost / self.probe_share - self._skipped_s) / step_s) - 1 if step_s > 0 else 0
-        self.hold = min(max(steps, 0), 63)
-        self._skipped_s += self.hold * step_s
+        steps = min(max(steps, 0), 63)
+        self._skipped_s += steps * step_s
+        return steps
+
+    def _hold_for(self, step_s: float, cost: float) -> int:
+        """Set :attr:`hold` to the greedy steps left before a probe costing ``cost`` is due and return it."""
+        self.hold = self._steps_before_probe(step_s, cost)
         return self.hold
+
+    def _hold_batch(self, rows: int, step_s: float, cost: float) -> None:
+        """A batch of ``rows`` rows holds its "no draft": the loop may take the greedy passes left before the probe
+        is due without asking (:meth:`take_held_step`), each counted as a reuse of the held choice."""
+        steps = self._steps_before_probe(step_s, cost)
+        self.batch_hold = self._batch_hold_len = steps
+        self._batch_hold_rows, self._batch_hold_step = rows, step_s
+
+    def _end_batch_hold(self) -> None:
+        """End a batched hold: the steps taken count as reuses of the held choice, and those it counted towards the
+        next probe and did not take (it ended early) are given back."""
+        taken, held = self._batch_hold_len - self.batch_hold, self._batch_skip
+        if taken and held is not None:
+            self._batch_skip = (held[0], held[1] + taken, held[2], held[3])
+        if self.batch_hold:
+            self._skipped_s = max(self._skipped_s - self.batch_hold * self._batch_hold_step, 0.0)
+        self.batch_hold = self._batch_hold_len = 0
+
+    def take_held_step(self, rows: int) -> bool:
+        """Whether the batched loop's next pass, over ``rows`` rows, is a greedy one the held "no draft" covers (then
+        counted): the loop neither asks :meth:`choose_batch` nor does per-row work for it, so a batch whose drafter
+        does not pay (a batch-32 greedy pass of 0.4 ms on the fast backend) pays the policy almost nothing. A hold
+        ends where half its rows have left (fewer rows make a pass cheaper per row, so a draft may pay again)."""
+        if self.batch_hold and rows > self._batch_hold_rows // 2:
+            self.batch_hold -= 1
+            return True
+        if self._batch_hold_len:
+            self._end_batch_hold()
+        return False
 
     def _best_length(self, limit: int, started: bool, sent, step: float, margin: float) -> int:
         """The batch-1 draft length ``1 .. limit`` with the most expected tokens per second, where it promises
@@ -1005,6 +1105,9 @@ class CostAwarePolicy:
     def choose_batch(self, states, verifier) -> List[int]:
         """The draft length of every row of a batch (one pass verifies them all)."""
         B = len(states)
+        self._promised, self._iter_s, self._iter_accepted = None, 0.0, 0  # (a first pass is not observed)
+        if self._batch_hold_len:  # a hold ran out, or was asked inside (not by the loop, which takes its steps)
+            self._end_batch_hold()
         held = self._batch_skip
         if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
             # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left):
@@ -1012,20 +1115,23 @@ class CostAwarePolicy:
             # iteration (a full choice costs about a tenth of a batch-32 pass on the fast backend)
             self._batch_skip = (held[0], held[1] + 1, held[2], held[3])
             if not self._probe_due(held[2], held[3]):
+                self._hold_batch(B, held[2], held[3])
                 return [0] * B
             self._batch_skip = None
             self._last = self.batch_cost(verifier, B)
             return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
         self._batch_skip = None
+        t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
         limits = [min(st.max_draft, self.horizon) for st in states]
         cost = self._last = self.batch_cost(verifier, B)
         probe_n = self._probe_rows(limits)
         if not self.reach[1]:
             return probe_n
-        if len(self._pending.get(B, ())) >= _UNJUDGED and B not in self._batch_greedy:
-            # a drafted pass is judged against a greedy pass of the same rows in this batch, and a batch that drafts at
-            # every iteration has none: without one step to measure it, the fit never learns what drafts really add,
-            # and the calibration alone (dummy sentences) had the C backend draft where it lost 7 % at B = 32
+        if self._batch_greedy_near(B) is None:
+            # a batch drafts once it has measured a greedy pass of about as many rows: drafts are priced by how much
+            # dearer its passes are than the calibration's (the longest sentences first) and judged against that pass.
+            # Priced by the calibration alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at
+            # B = 32 in the first batch at 40 us a token, what a greedy row costs there, where 16 were expected
             return [0] * B
         fixed, factor = self.batch_line(B)
         factor *= self._scale(B, cost)
@@ -1041,6 +1147,7 @@ class CostAwarePolicy:
             if self._probe_due(step, probe_cost):
                 return probe_n
             self._batch_skip = ((self._version, B), 0, step, probe_cost)
+            self._hold_batch(B, step, probe_cost)
             return [0] * B
         fused = self._rows_fused
         depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
@@ -1052,6 +1159,7 @@ class CostAwarePolicy:
             if n is None:
                 return no_draft()
             self._skipped_s = 0.0
+            self._promised = (B, self._padded_rate, time.perf_counter() - t0)
             return n
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
@@ -1064,7 +1172,7 @@ class CostAwarePolicy:
         # rows against a 2.8-3.6 ms greedy pass -- kept the longest batch greedy though its copies were accepted)
         asked, asked_new, drafter = set(), 0, fixed
         new_tokens, new_left, start, charged = 0.0, 0, 0.0, 0.0
-        best_t, best = 0, self.margin * B / step
+        best_t, best = 0, self._bar(B, step)
         expected = float(B)
         # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
         # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
@@ -1112,4 +1220,5 @@ class CostAwarePolicy:
         n = [0] * B
         for r in taken[:best_t]:
             n[r] += 1
+        self._promised = (B, best, time.perf_counter() - t0)
         return n

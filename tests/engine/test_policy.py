@@ -16,7 +16,7 @@ from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, check_policy, measure_pass_cost
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
-from helpers.policy import State, policy_with
+from helpers.policy import seen_greedy, State, policy_with
 
 SETTINGS = property_settings(1 / 2)
 
@@ -243,6 +243,7 @@ def test_batched_choice_gives_rows_with_better_drafts_more_positions():
     for _ in range(30):
         policy.observe(rows[0], drafted=10, accepted=10)
         policy.observe(rows[3], drafted=3, accepted=0)
+    seen_greedy(policy, 4, policy.greedy_pass_s(4, policy._costs[64]))
     n = policy.choose_batch(rows, None)
     assert n[0] >= n[1] == n[2] >= n[3] and n[0] > n[3]
 

@@ -10,11 +10,20 @@ def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, s
 
 
 def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
-    """A policy deciding with ``{batch: (fixed, per_token, per_row, step)}`` synthetic costs."""
+    """A policy deciding with ``{batch: (fixed, per_token, per_row, step)}`` synthetic costs; a batch size's greedy pass
+    is also seen once in the current batch, at the calibration's cost (a batch drafts once it has measured one)."""
     policy = CostAwarePolicy(horizon, **kw)
     for batch, (fixed, per_token, per_row, step) in costs.items():
         policy.use_cost(synthetic_cost(batch, fixed, per_token, per_row, step))
+        if batch > 1:
+            seen_greedy(policy, batch, step)
     return policy
+
+
+def seen_greedy(policy: CostAwarePolicy, rows: int, step: float) -> None:
+    """The current batch has had a greedy pass of ``rows`` rows that took ``step`` seconds (what a batch waits for
+    before it drafts), leaving the run's greedy step by row count as it was."""
+    policy._batch_greedy[rows] = step
 
 
 class State:
