@@ -746,6 +746,16 @@ class CostAwarePolicy:
                 for predicted, seen in self._pending.pop(r):
                     self._fit_batch(r, predicted, seen - seconds * r / rows)
 
+    def _run_greedy_near(self, rows: int) -> Optional[float]:
+        """The run's greedy pass of ``rows`` rows (a batch's): measured at that count, else in proportion from the
+        nearest count measured within a factor of two, else None."""
+        g = self._greedy
+        seconds = g.get(rows)
+        if seconds is not None or rows <= 1:
+            return seconds
+        near = min((r for r in g if r > 1), key=lambda r: abs(r - rows), default=None)
+        return g[near] * rows / near if near is not None and near // 2 <= rows <= 2 * near else None
+
     def _batch_greedy_near(self, rows: int) -> Optional[float]:
         """This batch's greedy pass of ``rows`` rows: measured at that count, else in proportion from the nearest count
         measured in this batch within a factor of two (a batch's rows finish within a few drafted passes, so one of
@@ -793,11 +803,7 @@ class CostAwarePolicy:
         is left."""
         if rows <= 1:  # batch 1: its calibration decodes like the loop
             return 1.0
-        measured = self._batch_greedy_near(rows) or self._greedy.get(rows)  # this batch's first
-        if measured is None and self._greedy:  # in proportion from the nearest row count within a factor of two
-            near = min(self._greedy, key=lambda r: abs(r - rows))
-            if near > 1 and near // 2 <= rows <= 2 * near:
-                measured = self._greedy[near] * rows / near
+        measured = self._batch_greedy_near(rows) or self._run_greedy_near(rows)  # this batch's first
         if measured is None:
             return 1.0
         return min(max(measured / (cost.step_s * min(rows / cost.batch, 1.0)), 1.0), 4.0)
@@ -1127,11 +1133,12 @@ class CostAwarePolicy:
         probe_n = self._probe_rows(limits)
         if not self.reach[1]:
             return probe_n
-        if self._batch_greedy_near(B) is None:
-            # a batch drafts once it has measured a greedy pass of about as many rows: drafts are priced by how much
-            # dearer its passes are than the calibration's (the longest sentences first) and judged against that pass.
-            # Priced by the calibration alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at
-            # B = 32 in the first batch at 40 us a token, what a greedy row costs there, where 16 were expected
+        if self._batch_greedy_near(B) is None and self._run_greedy_near(B) is None:
+            # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
+            # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
+            # alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first batch at
+            # 40 us a token, what a greedy row costs there, where 20 were expected. (Every batch measuring its own
+            # first cost two greedy passes a batch: IAD at B = 2 drafted 5.6 tokens per iteration against 13.3.)
             return [0] * B
         fixed, factor = self.batch_line(B)
         factor *= self._scale(B, cost)

@@ -408,27 +408,32 @@ def test_a_batch_charges_a_drafter_start_by_the_share_of_the_tokens_its_sentence
     assert choice(0, 0) == [0] * 8
 
 
-def test_a_batch_drafts_once_it_has_measured_a_greedy_pass_of_its_own():
-    """Drafts are priced by how much dearer a batch's passes are than the calibration's and judged against its own
-    greedy pass: a new batch's first choice is a greedy step (to measure it), the next ones draft, and the fit learns
-    from every drafted pass at once (none waits)."""
+def test_a_run_s_first_batch_drafts_once_it_has_measured_a_greedy_pass_of_its_own():
+    """Drafts are priced by how much dearer real passes are than the calibration's and judged against the batch's own
+    greedy pass: the run's first batch takes one greedy step first (to measure it), then drafts, and the fit learns
+    from every drafted pass at once (none waits); a later batch drafts at once, priced by the run's greedy passes."""
     policy = policy_with({8: (1e-4, 3e-5, 0.0, 2e-3)}, horizon=10)
     policy._rows_fused = True
     _rates(policy, 950)
     policy._skipped_s = -1e9  # (no probe in this test)
-    policy.new_batch()
     rows = [State(10) for _ in range(8)]
     for st_ in rows:
         st_.extra["drafter_started"] = True
-    choices = []
-    for _ in range(4):
-        n = policy.choose_batch(rows, None)
-        choices.append(sum(n))
-        for st_, k in zip(rows, n):
-            policy.observe(st_, k, k)  # (every draft accepted)
-        policy.observe_pass(2e-3 + 1e-3 * bool(sum(n)), n)  # (drafts really add 1 ms)
-    assert choices[0] == 0 and all(c > 0 for c in choices[1:])
+
+    def batch():
+        policy.new_batch()
+        choices = []
+        for _ in range(4):
+            n = policy.choose_batch(rows, None)
+            choices.append(sum(n))
+            for st_, k in zip(rows, n):
+                policy.observe(st_, k, k)  # (every draft accepted)
+            policy.observe_pass(2e-3 + 1e-3 * bool(sum(n)), n)  # (drafts really add 1 ms)
+        return choices
+    first = batch()
+    assert first[0] == 0 and all(c > 0 for c in first[1:])
     assert len(policy._batch_fits) == 1 and not policy._pending
+    assert all(c > 0 for c in batch())
 
 
 def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
