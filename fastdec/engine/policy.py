@@ -13,7 +13,7 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   pass; and one row drafting wide beside one-token rows: what the padding of the shorter rows costs); projecting ``r``
   rows to the vocabulary; and, measured while decoding, one call of the drafter;
 * **what drafts really add**: the calibration is a prior, not the truth. Every drafted pass's measured extra time
-  (beyond a greedy pass of as many rows; in a batch, one of the same batch, which the drafted pass waits for) is
+  (beyond a greedy pass of as many rows; in a batch, one of the same batch of about as many rows) is
   fitted on the calibration's prediction as ``fixed + factor * predicted`` over the recent passes
   (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a
   third or three times what the line says (a pass that met a cold cache moves it a step);
@@ -40,10 +40,14 @@ proposal, so a row's output never depends on the others); the drafter is charged
 asked. A row's drafter start is paid once a sentence and serves its later drafts too, so an iteration is charged the
 share of the starts that the new rows' expected tokens make of the tokens they have left (an output taken to be as
 long as its source). A batch's probe (and its first draft, before any count) asks only a few rows (``probe_rows``,
-4). A drafted pass is judged against a greedy pass of the same rows in the same batch; where every choice drafts, a
-few drafted passes of one number of rows make the next choice one greedy step, to measure it. The batched loop leaves
-a batch's first pass (it allocates the caches), its choices and the dropping of finished rows out of what it shows the
-policy.
+4). A drafted pass is judged against this batch's greedy pass of the nearest number of rows (within a factor of two),
+and the run's first batch of about as many rows takes one greedy step before it drafts, to measure one. Every drafted
+batch pass is also judged by what it gave -- its rows' tokens and accepted drafts per second of the pass, the drafter's
+call and the choice -- against what its choice promised; where passes give less, the next choices must promise more
+(whatever the estimates miss: acceptance at a batch's end, a drafted token that costs a greedy row on the C backend).
+A batch's "no draft" holds like batch 1's: the batched loop takes the greedy passes it covers without asking
+(:meth:`CostAwarePolicy.take_held_step`) while more than half its rows are left. The batched loop leaves a batch's
+first pass (it allocates the caches), its choices and the dropping of finished rows out of what it shows the policy.
 
 Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact
 acceptance returns -- every appended token is still the verifier's own greedy token (property tests on random
@@ -783,8 +787,8 @@ class CostAwarePolicy:
         about that many rows, else at half or twice as many, else the factor learned at the nearest row count (what a
         batch's real sentences add per drafted token beyond the calibration's dummy one carries over; a fixed part,
         what any draft adds to a pass, does not), else ``(0, 1)``; batch 1's own at one row. (Each row count learning
-        alone, the first batch on the fast backend paid a lesson at 32, 15, 6 and 2 rows: drafted tokens there cost
-        2.6 times the calibration's, greedy rows 1.9 times.)"""
+        alone, the first batch on the fast backend paid a lesson at 32, 15, 12, 9 and 6 rows: drafted tokens there cost
+        twice the calibration's, greedy rows 1.5-1.6 times.)"""
         if rows <= 1:
             return self.extra_fixed, self.extra_factor
         key = rows.bit_length()
