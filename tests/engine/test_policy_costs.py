@@ -310,18 +310,25 @@ def test_a_held_no_draft_lets_the_batched_loop_take_greedy_passes_without_asking
     assert all(len(r.stats.planned) == r.stats.iterations for r in out)
 
 
+def _started_batch(per_token: float):
+    """A policy on a fused CPU batch of 8 rows whose drafts are accepted at 95 % and whose drafter has started in every
+    row, no probe due; and the rows."""
+    policy = policy_with({8: (1e-4, per_token, 0.0, 2e-3)}, horizon=10)
+    policy._rows_fused = True
+    _rates(policy, 950)
+    policy._skipped_s = -1e9
+    rows = [State(10) for _ in range(8)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    return policy, rows
+
+
 def test_drafted_passes_that_realise_less_than_promised_raise_a_batch_s_bar():
     """A drafted batch pass is judged by what it gave -- the rows' tokens and accepted drafts per second of the pass, the
     drafter's call and the choice -- against what its choice promised; passes that realise a third of it raise the
     rate a draft must promise (the calibration, the fit and the acceptance estimates may all be off), and a choice
     that cleared the old bar is greedy."""
-    policy = policy_with({8: (1e-4, 1e-4, 0.0, 2e-3)}, horizon=10)
-    policy._rows_fused = True
-    _rates(policy, 950)
-    policy._skipped_s = -1e9  # (no probe in this test)
-    rows = [State(10) for _ in range(8)]
-    for st_ in rows:
-        st_.extra["drafter_started"] = True
+    policy, rows = _started_batch(per_token=1e-4)
     bar = policy._bar(8, 2e-3)
     n = policy.choose_batch(rows, None)
     assert sum(n) > 0
@@ -412,13 +419,7 @@ def test_a_run_s_first_batch_drafts_once_it_has_measured_a_greedy_pass_of_its_ow
     """Drafts are priced by how much dearer real passes are than the calibration's and judged against the batch's own
     greedy pass: the run's first batch takes one greedy step first (to measure it), then drafts, and the fit learns
     from every drafted pass at once (none waits); a later batch drafts at once, priced by the run's greedy passes."""
-    policy = policy_with({8: (1e-4, 3e-5, 0.0, 2e-3)}, horizon=10)
-    policy._rows_fused = True
-    _rates(policy, 950)
-    policy._skipped_s = -1e9  # (no probe in this test)
-    rows = [State(10) for _ in range(8)]
-    for st_ in rows:
-        st_.extra["drafter_started"] = True
+    policy, rows = _started_batch(per_token=3e-5)
 
     def batch():
         policy.new_batch()
