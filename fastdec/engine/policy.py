@@ -65,7 +65,7 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -83,6 +83,12 @@ _FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
 _MANY_POSITIONS = 96
 _NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
+
+
+def _nearest(keys, key: int) -> int:
+    """The key of ``keys`` nearest ``key`` (the smaller of two as near)."""
+    return min(keys, key=lambda k: (abs(k - key), k))
+
 
 def check_policy(policy) -> str:
     """``policy`` as one of :data:`POLICIES`, else a ``ValueError`` naming the setting."""
@@ -508,7 +514,6 @@ class CostAwarePolicy:
         self._realized: Dict[int, float] = {}
         self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
         self._iter_s, self._iter_accepted = 0.0, 0  # this iteration's drafter seconds and accepted draft tokens
-        self._padded_rate = 0.0
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
@@ -649,7 +654,7 @@ class CostAwarePolicy:
             return 0.0
         if rows in table:
             return table[rows]
-        near = min(table, key=lambda r: (abs(r - rows), r))
+        near = _nearest(table, rows)
         return table[near] * max(rows / near, 1.0)
 
     def drafter_cost(self, rows: int = 1) -> float:
@@ -684,8 +689,6 @@ class CostAwarePolicy:
         """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
         drafts updates the greedy step, one with drafts the fit of the measured extra cost on the predicted one."""
         rows = len(drafted)
-        spent, accepted, promised = self._iter_s, self._iter_accepted, self._promised
-        self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
         if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
             k = drafted[0]
             if not k:
@@ -699,8 +702,10 @@ class CostAwarePolicy:
             self.observe_greedy_pass(seconds, rows)
             return
         else:
+            promised = self._promised
             if promised is not None and promised[0] == rows:
-                self._judge(rows, (rows + accepted) / (seconds + spent + promised[2]) / promised[1])
+                self._judge(rows, (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1])
+            self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
             if self._last is None:
                 return
             cost = self._last
@@ -736,7 +741,7 @@ class CostAwarePolicy:
         """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted
         passes of about as many rows realised of their promise."""
         seen, key = self._realized, rows.bit_length()
-        realized = seen.get(key) or (seen[min(seen, key=lambda k: (abs(k - key), k))] if seen else 1.0)
+        realized = seen.get(key) or (seen[_nearest(seen, key)] if seen else 1.0)
         return self.margin * rows / (step * min(realized, 1.0))
 
     def observe_greedy_pass(self, seconds: float, rows: int) -> None:
@@ -798,7 +803,7 @@ class CostAwarePolicy:
             return fit.line
         if not fits:
             return 0.0, 1.0
-        return 0.0, fits[min(fits, key=lambda k: (abs(k - key), k))].line[1]
+        return 0.0, fits[_nearest(fits, key)].line[1]
 
     def _scale(self, rows: int, cost: PassCost) -> float:
         """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
@@ -933,12 +938,13 @@ class CostAwarePolicy:
         return n
 
     def _choose_padded(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
-                       step: float) -> Optional[List[int]]:
+                       step: float) -> Optional[Tuple[List[int], float]]:
         """:meth:`choose_batch`'s choice for a padded pass (a GPU), every candidate position at once: positions ranked
         as :meth:`_ranked` ranks them, and the number of them that maximises expected tokens per second, where the
         t best cost the drafter of the rows they ask, the pass's extra tokens, the projected rows (exact acceptance
         projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
-        8th) and the padding to the widest draft. None where no draft promises ``margin`` over a greedy step."""
+        8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise)``, None where
+        no draft clears :meth:`_bar`."""
         lim = np.minimum(np.asarray(limits, dtype=np.int64), self.horizon)
         H = int(lim.max(initial=0))
         if H <= 0:
@@ -987,8 +993,7 @@ class CostAwarePolicy:
         best = int(np.argmax(per_s))
         if not per_s[best] > self._bar(B, step):
             return None
-        self._padded_rate = float(per_s[best])
-        return np.bincount(rows[: best + 1], minlength=B).tolist()
+        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best])
 
     # ------------------------------------------------------------------ the choice
     def _probe_cost(self, extra_s: float, rows: int) -> float:
@@ -1166,11 +1171,12 @@ class CostAwarePolicy:
             # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
             # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
-            n = self._choose_padded(states, limits, cost, B, fixed, factor, step)
-            if n is None:
+            chosen = self._choose_padded(states, limits, cost, B, fixed, factor, step)
+            if chosen is None:
                 return no_draft()
             self._skipped_s = 0.0
-            self._promised = (B, self._padded_rate, time.perf_counter() - t0)
+            n, rate = chosen
+            self._promised = (B, rate, time.perf_counter() - t0)
             return n
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
