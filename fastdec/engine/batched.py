@@ -319,6 +319,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                     drafter_s = timer.lap("drafter")
                     if policy is not None:
                         policy.observe_drafter(drafter_s, len(want))
+            # what each row was asked for (a proposal shorter than that counts as rejected where it ends)
+            asked = [st.max_draft for st in act] if policy is not None and drafter is not None and not held else None
             n = 1 + max(len(d) for d in drafts)
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
                                   dtype=torch.long)
@@ -328,8 +330,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
                 _, cache_length, finished = advance(st, stats[active[r]], dr, decision, hidden[r, : len(dr) + 1])
                 bver.lengths[r] = cache_length  # this row's rollback
-                if policy is not None and st.last_drafted:
-                    policy.observe(st, st.last_drafted, st.last_accepted)
+                if asked is not None and asked[r]:
+                    policy.observe(st, st.last_drafted, st.last_accepted, st.last_drafted if finished else asked[r])
                 if not finished:
                     keep.append(r)
             verify_s = timer.lap("verifier")

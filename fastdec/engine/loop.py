@@ -173,7 +173,8 @@ def draft_verify_accept(
             verifier.rollback(kept)
             verify_s = timer.lap("verifier")
             if policy is not None and not held:
-                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s)
+                asked = k if finished or drafter is None else state.max_draft
+                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked)
             if on_iteration is not None:
                 on_iteration(state, draft, state.last_accepted, new)
                 timer.lap("other")

@@ -500,11 +500,13 @@ class CostAwarePolicy:
         self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
         self._extras: Dict[tuple, List[float]] = {}
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
-        # a batch's last "no draft" choice while it holds: ((version, rows), reuses, greedy pass, probe's cost)
-        self._batch_skip: Optional[tuple] = None
+        # the last "no draft" choice by row class (rows.bit_length()) while it holds: ((version, rows, made with rows'
+        # own counts), reuses, greedy pass, probe's cost)
+        self._batch_skips: Dict[int, tuple] = {}
         # batched: greedy passes the loop may take without asking (:meth:`take_held_step`) while more than half of
         # the rows the held "no draft" was made for are left, and the greedy pass they were counted at
         self.batch_hold, self._batch_hold_len, self._batch_hold_rows, self._batch_hold_step = 0, 0, 0, 0.0
+        self._batch_hold_key = 0  # (the row class its choice is kept under)
         # what drafted batch passes really gave against what their choice promised: tokens per second of the rows and
         # their accepted drafts over the pass, the drafter's call and the choice itself (a start serves a sentence's
         # later drafts too: left out), as a share of the rate the choice expected (a running mean by row count, as
@@ -590,10 +592,12 @@ class CostAwarePolicy:
     def new_batch(self) -> None:
         """A new batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known yet, and its
         drafted passes wait for one (:meth:`observe_pass`); a "no draft" held over from the last batch is made again
-        for the new rows (it may have come from the last rows' own counts)."""
+        for the new rows where it came from the last rows' own counts, else it holds on (nothing it was made with has
+        changed: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16, 6, 3 and 1 rows in
+        every batch, at 0.1-0.25 ms a choice)."""
         self._batch_greedy, self._pending = {}, {}
-        self._batch_skip = None
         self._end_batch_hold()
+        self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}
 
     def new_sentence(self) -> None:
         """A batch-1 sentence starts (:meth:`prepare` calls this). A held "no draft" (:attr:`hold`, and the choice the
@@ -669,14 +673,15 @@ class CostAwarePolicy:
         self._version += 1
 
     def observe_iteration(self, state, drafted: int, accepted: int, seconds: float,
-                          drafter_s: Optional[float] = None) -> None:
-        """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked), ``drafted``
-        tokens were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what :meth:`observe_drafter`,
-        :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every call shows)."""
+                          drafter_s: Optional[float] = None, asked: int = 0) -> None:
+        """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked) for ``asked``
+        tokens, ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what
+        :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every
+        call shows)."""
         if drafter_s is not None:
             self.observe_drafter(drafter_s)
-        if drafted > 0:
-            self.observe(state, drafted, accepted)
+        if asked > 0 or drafted > 0:
+            self.observe(state, drafted, accepted, asked)
         self.observe_pass(seconds, (drafted,))
 
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
@@ -691,6 +696,8 @@ class CostAwarePolicy:
         rows = len(drafted)
         if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
             k = drafted[0]
+            if self._promised is not None:  # the last row of a batch, drafting by choose_batch
+                self._judge_batch_pass(1, seconds)
             if not k:
                 self._mean(self._greedy, 1, seconds)
                 return
@@ -702,10 +709,7 @@ class CostAwarePolicy:
             self.observe_greedy_pass(seconds, rows)
             return
         else:
-            promised = self._promised
-            if promised is not None and promised[0] == rows:
-                self._judge(rows, (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1])
-            self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
+            self._judge_batch_pass(rows, seconds)
             if self._last is None:
                 return
             cost = self._last
@@ -731,11 +735,29 @@ class CostAwarePolicy:
             return
         self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
 
+    def _judge_batch_pass(self, rows: int, seconds: float) -> None:
+        """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
+        choice of as many rows promised one) and start counting the next."""
+        promised = self._promised
+        if promised is not None and promised[0] == rows:
+            self._judge(rows, (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1])
+        self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
+
+    def _first_bet(self, rows: int):
+        """The most draft tokens a batch of ``rows`` rows may be asked for: a probe's worth (``probe_rows`` times
+        ``probe_len``) until a drafted pass of about as many rows was judged, else no limit. What a wrong estimate
+        costs is then one small pass: priced by the calibration alone, the fast backend's first batch drafted 160
+        tokens at B = 32, a pass of 6-7 greedy ones for 1.4-1.7 greedy passes' tokens."""
+        return self.probe_rows * self.probe_len if rows.bit_length() not in self._realized else 1 << 30
+
     def _judge(self, rows: int, ratio: float) -> None:
         key = rows.bit_length()
         ratio = min(max(ratio, 0.25), 2.0)  # (one pass that met a cold cache moves the mean a step, not to its end)
-        # (starting from 1: the first drafted pass of a batch also grows its caches to the drafts' width)
-        self._realized[key] = 0.7 * self._realized.get(key, 1.0) + 0.3 * ratio
+        old = self._realized.get(key)
+        # a row count's first judged pass sets its share (a running mean from 1 took four passes of a third of their
+        # promise to stop drafting: on the fast backend one pass of 32 rows drafting 160 tokens cost six greedy
+        # passes); at most halved by it, as the first drafted pass of a batch may also grow its caches
+        self._realized[key] = max(ratio, 0.5) if old is None else 0.7 * old + 0.3 * ratio
 
     def _bar(self, rows: int, step: float) -> float:
         """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted
@@ -827,16 +849,16 @@ class CostAwarePolicy:
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
 
-    def _probe_rows(self, limits: Sequence[int]) -> List[int]:
-        """A probe (and the first draft, to learn from) asks a few rows for a probe's length each: a draft of every row
+    def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
+        """A probe asks a few rows (``most``, default ``probe_rows``) for a probe's length each: a draft of every row
         of a batch can cost many greedy steps, and every row asked is a drafter start."""
         out = [0] * len(limits)
-        asked = 0
+        asked, most = 0, self.probe_rows if most is None else most
         for r, lim in enumerate(limits):
             if lim > 0:
                 out[r] = min(lim, self.probe_len)
                 asked += 1
-                if asked == self.probe_rows:
+                if asked == most:
                     break
         return out
 
@@ -860,13 +882,17 @@ class CostAwarePolicy:
         late = sum(max(k + 1 - _CHUNK, 0) for k in drafted)
         return len(drafted) * min(max(drafted) + 1, _CHUNK) + late
 
-    def observe(self, state, drafted: int, accepted: int) -> None:
-        """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when drafted)."""
-        if drafted <= 0:
+    def observe(self, state, drafted: int, accepted: int, asked: Optional[int] = None) -> None:
+        """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when asked for). A
+        proposal shorter than the ``asked`` length (default: ``drafted``) counts as rejected where it ends: a drafter
+        with nothing more to propose (IAD past its source's end) gives no tokens there, and a choice that counted only
+        proposed positions would go on asking it (the caller passes ``drafted`` where the sentence ended)."""
+        asked = drafted if asked is None or asked < drafted else asked
+        if asked <= 0:
             return
         self._version += 1
         self._iter_accepted += accepted
-        top = min(accepted + 1, drafted, self.horizon)
+        top = min(accepted + 1, asked, self.horizon)
         reach, acc = self.reach, self.acc
         sent = state.extra.get("policy_counts")
         if sent is None:  # the sentence's first drafted iteration
@@ -990,7 +1016,7 @@ class CostAwarePolicy:
         if cost.pad_s:
             added = added + cost.pad_s * (B * (width - 1) - t)
         per_s = expected / (step + fixed + drafter_by[asked] + start_by[asked_new] * start_share + factor * added)
-        best = int(np.argmax(per_s))
+        best = int(np.argmax(per_s[: self._first_bet(B)]))
         if not per_s[best] > self._bar(B, step):
             return None
         return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best])
@@ -1031,19 +1057,20 @@ class CostAwarePolicy:
         self.hold = self._steps_before_probe(step_s, cost)
         return self.hold
 
-    def _hold_batch(self, rows: int, step_s: float, cost: float) -> None:
-        """A batch of ``rows`` rows holds its "no draft": the loop may take the greedy passes left before the probe
-        is due without asking (:meth:`take_held_step`), each counted as a reuse of the held choice."""
+    def _hold_batch(self, rows: int, step_s: float, cost: float, key: int) -> None:
+        """A batch of ``rows`` rows holds its "no draft" (kept under ``key``): the loop may take the greedy passes left
+        before the probe is due without asking (:meth:`take_held_step`), each counted as a reuse of the held choice."""
         steps = self._steps_before_probe(step_s, cost)
         self.batch_hold = self._batch_hold_len = steps
-        self._batch_hold_rows, self._batch_hold_step = rows, step_s
+        self._batch_hold_rows, self._batch_hold_step, self._batch_hold_key = rows, step_s, key
 
     def _end_batch_hold(self) -> None:
         """End a batched hold: the steps taken count as reuses of the held choice, and those it counted towards the
         next probe and did not take (it ended early) are given back."""
-        taken, held = self._batch_hold_len - self.batch_hold, self._batch_skip
+        key = self._batch_hold_key
+        taken, held = self._batch_hold_len - self.batch_hold, self._batch_skips.get(key)
         if taken and held is not None:
-            self._batch_skip = (held[0], held[1] + taken, held[2], held[3])
+            self._batch_skips[key] = (held[0], held[1] + taken, held[2], held[3])
         if self.batch_hold:
             self._skipped_s = max(self._skipped_s - self.batch_hold * self._batch_hold_step, 0.0)
         self.batch_hold = self._batch_hold_len = 0
@@ -1123,25 +1150,34 @@ class CostAwarePolicy:
         self._promised, self._iter_s, self._iter_accepted = None, 0.0, 0  # (a first pass is not observed)
         if self._batch_hold_len:  # a hold ran out, or was asked inside (not by the loop, which takes its steps)
             self._end_batch_hold()
-        held = self._batch_skip
-        if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
+        key = B.bit_length()
+        held = None
+        for k in (key, key + 1):  # (made at up to twice as many rows: of this row class or the next)
+            held = self._batch_skips.get(k)
+            if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
+                key = k
+                break
+            held = None
+        if held is not None:
             # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left):
             # only the probe's budget is checked, so a batch that never drafts pays the policy almost nothing per
             # iteration (a full choice costs about a tenth of a batch-32 pass on the fast backend)
-            self._batch_skip = (held[0], held[1] + 1, held[2], held[3])
             if not self._probe_due(held[2], held[3]):
-                self._hold_batch(B, held[2], held[3])
+                self._batch_skips[key] = (held[0], held[1] + 1, held[2], held[3])
+                self._hold_batch(B, held[2], held[3], key)
                 return [0] * B
-            self._batch_skip = None
+            del self._batch_skips[key]
             self._last = self.batch_cost(verifier, B)
             return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
-        self._batch_skip = None
         t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
         limits = [min(st.max_draft, self.horizon) for st in states]
         cost = self._last = self.batch_cost(verifier, B)
-        probe_n = self._probe_rows(limits)
         if not self.reach[1]:
-            return probe_n
+            # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
+            # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
+            # backend)
+            return self._probe_rows(limits, 1)
+        probe_n = self._probe_rows(limits)
         if self._batch_greedy_near(B) is None and self._run_greedy_near(B) is None:
             # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
             # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
@@ -1162,8 +1198,9 @@ class CostAwarePolicy:
                                           probed)
             if self._probe_due(step, probe_cost):
                 return probe_n
-            self._batch_skip = ((self._version, B), 0, step, probe_cost)
-            self._hold_batch(B, step, probe_cost)
+            own = any(st.extra.get("policy_counts") is not None for st in states)
+            self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
+            self._hold_batch(B, step, probe_cost, key)
             return [0] * B
         fused = self._rows_fused
         depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
@@ -1181,7 +1218,8 @@ class CostAwarePolicy:
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
-        floor = factor * self._min_marginal(cost, B) * B / step if fused else 0.0
+        # (with the bar: a draft clears it only where one of its positions does, value over least cost)
+        floor = factor * self._min_marginal(cost, B) * self._bar(B, step) if fused else 0.0
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice. A start
         # is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that the
         # fresh rows' expected tokens make of the tokens they have left (charged whole, the starts of a batch of long
@@ -1190,6 +1228,7 @@ class CostAwarePolicy:
         asked, asked_new, drafter = set(), 0, fixed
         new_tokens, new_left, start, charged = 0.0, 0, 0.0, 0.0
         best_t, best = 0, self._bar(B, step)
+        most = self._first_bet(B)
         expected = float(B)
         # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
         # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
@@ -1200,6 +1239,8 @@ class CostAwarePolicy:
         pad = cost.pad_s  # every row shorter than the widest draft is padded to it
         taken = []  # the rows of the positions read, in order
         for t, (p, r, m) in enumerate(self._ranked(states, limits, floor) if floor < 1.0 else (), 1):
+            if t > most:
+                break
             taken.append(r)
             expected += p
             fresh = not states[r].extra.get("drafter_started")

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import seen_greedy, State, policy_with
+from helpers.policy import judged, seen_greedy, State, policy_with
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
@@ -344,7 +344,7 @@ def test_drafted_passes_that_realise_less_than_promised_raise_a_batch_s_bar():
             break
     assert not any(n) and policy._bar(8, 2e-3) > 1.5 * bar
     policy._realized.clear()
-    policy._batch_skip = None  # (the held "no draft" made afresh)
+    policy._batch_skips.clear()  # (the held "no draft" made afresh)
     assert sum(policy.choose_batch(rows, None)) > 0  # the bar, not the counts, made it greedy
 
 
@@ -445,9 +445,9 @@ def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
         for _ in range(20):
             policy.observe(st_, drafted=5, accepted=0)
     policy._skipped_s = -1e9  # (no probe in this test)
-    assert policy.choose_batch(bad, None) == [0] * 8 and policy._batch_skip is not None
+    assert policy.choose_batch(bad, None) == [0] * 8 and policy._batch_skips
     policy.new_batch()
-    assert policy._batch_skip is None
+    assert not policy._batch_skips
 
 
 @st.composite
@@ -482,6 +482,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     policy = CostAwarePolicy(horizon)
     policy.use_cost(cost)
     seen_greedy(policy, B, cost.step_s)
+    judged(policy, B)
     policy._rows_fused = False
     policy.q[1: horizon + 1] = q
     policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
@@ -532,7 +533,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
             got = policy.choose_batch(states, None)
         finally:
             policy_module._MANY_POSITIONS = saved
-        policy._batch_skip = None  # (a "no draft" held over would answer the second choice without making it)
+        policy._batch_skips.clear()  # (a "no draft" held over would answer the second choice without making it)
         if not best_t:  # no draft, or a probe of a few rows
             assert got == [0] * B or got == probe, many
         elif many == 0:

@@ -11,13 +11,20 @@ def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, s
 
 def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
     """A policy deciding with ``{batch: (fixed, per_token, per_row, step)}`` synthetic costs; a batch size's greedy pass
-    is also seen once in the current batch, at the calibration's cost (a batch drafts once it has measured one)."""
+    is also seen once in the current batch, at the calibration's cost (a batch drafts once it has measured one), and
+    its drafted passes judged to give what they promised (a batch drafts more than a probe's tokens once they were)."""
     policy = CostAwarePolicy(horizon, **kw)
     for batch, (fixed, per_token, per_row, step) in costs.items():
         policy.use_cost(synthetic_cost(batch, fixed, per_token, per_row, step))
         if batch > 1:
             seen_greedy(policy, batch, step)
+            judged(policy, batch)
     return policy
+
+
+def judged(policy: CostAwarePolicy, rows: int, share: float = 1.0) -> None:
+    """Drafted passes of about ``rows`` rows were judged to give ``share`` of the tokens per second they promised."""
+    policy._realized[rows.bit_length()] = share
 
 
 def seen_greedy(policy: CostAwarePolicy, rows: int, step: float) -> None:

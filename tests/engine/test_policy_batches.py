@@ -1,0 +1,132 @@
+"""How the cost-aware policy bounds what a wrong estimate costs over a run: a row count's first drafts are small until
+drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
+"no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
+are not ranked, and a proposal shorter than asked counts as rejected where it ends."""
+from helpers.policy import State, judged, policy_with, seen_greedy
+
+from conftest import copy_model
+from fastdec.engine import accept_top1
+from fastdec.engine.drafters import Drafter
+from fastdec.engine.loop import draft_verify_accept
+
+
+def _rates(policy, accepted_per_thousand):
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [float(accepted_per_thousand)] * 10
+    policy._refresh()
+
+
+def _drafting_batch(rows=8):
+    """A fused CPU batch whose drafted tokens cost a tenth of a greedy row and are accepted at 95 %: drafting pays."""
+    policy = policy_with({8: (1e-4, 2.5e-5, 0.0, 2e-3)}, horizon=10)
+    policy._rows_fused = True
+    _rates(policy, 950)
+    policy._skipped_s = -1e9  # (no probe in these tests)
+    states = [State(10) for _ in range(rows)]
+    for st_ in states:
+        st_.extra["drafter_started"] = True
+    return policy, states
+
+
+def test_a_row_count_s_first_draft_is_a_probe_s_worth_until_its_drafted_passes_were_judged():
+    policy, rows = _drafting_batch()
+    judged_full = sum(policy.choose_batch(rows, None))
+    policy._realized.clear()  # nothing judged at any row count
+    policy._batch_skips.clear()
+    first = sum(policy.choose_batch(rows, None))
+    assert 0 < first <= policy.probe_rows * policy.probe_len < judged_full
+    judged(policy, 8)
+    assert sum(policy.choose_batch(rows, None)) == judged_full
+
+
+def test_a_row_count_s_first_judged_pass_sets_what_its_drafts_realise():
+    """One pass that gave half its promise halves the share at once (a running mean from 1 took four such passes);
+    a first pass that gave almost nothing lowers it to a half at most (it may have grown the batch's caches)."""
+    for share, expected in ((0.5, 0.5), (0.05, 0.5)):
+        policy, rows = _drafting_batch()
+        policy._realized.clear()
+        n = policy.choose_batch(rows, None)
+        rate = policy._promised[1]
+        for st_, k in zip(rows, n):
+            policy.observe(st_, k, k)
+        policy.observe_pass((8 + sum(n)) / (rate * share), n)
+        assert abs(policy._realized[8 .bit_length()] - expected) < 0.02
+
+
+def test_a_batch_s_last_row_s_drafted_pass_is_judged():
+    """A batch down to one row still drafts by the batched choice: what that pass gave is judged like any batch's."""
+    policy, rows = _drafting_batch()
+    seen_greedy(policy, 1, 2.5e-4)
+    last = rows[:1]
+    n = policy.choose_batch(last, None)
+    assert sum(n) > 0 and 1 not in policy._realized
+    rate = policy._promised[1]
+    policy.observe(last[0], n[0], n[0])
+    policy.observe_pass((1 + n[0]) / (rate * 0.6), n)
+    assert 0.5 < policy._realized[1] <= 0.6  # (the choice's own seconds count against it too)
+
+
+def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
+    """A "no draft" made from the input's rates alone is not made again by the next batch while nothing it depends on
+    changed (the same choice, at 0.1-0.25 ms a choice on the fast backend); one made from the rows' own counts is."""
+    policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
+    policy._rows_fused = True
+    _rates(policy, 990)
+    ranked = []
+    real_ranked = policy._ranked
+    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
+    policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
+    policy.observe_greedy_pass(2e-3, 8)  # (the run has seen a greedy pass of 8 rows: later batches draft at once)
+    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
+    policy.new_batch()
+    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
+    counted = [State() for _ in range(8)]
+    for st_ in counted:
+        policy.observe(st_, drafted=5, accepted=0)
+    policy.new_batch()
+    assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8]
+    policy.new_batch()
+    assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8, 8]
+
+
+def test_positions_that_cannot_clear_the_bar_are_not_ranked():
+    """A batch whose drafts realised a third of their promise needs three times greedy's rate: where the cheapest
+    drafted token costs half a greedy row, no position (value at most 1) can reach it and none is ranked."""
+    policy, rows = _drafting_batch()
+    policy.use_cost(policy._costs[8].__class__(**{**policy._costs[8].__dict__,
+                                                  "pass_s": [2e-3 + 1.25e-4 * (f - 8) for f in policy._costs[8].fed]}))
+    ranked = []
+    real_ranked = policy._ranked
+    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
+    assert sum(policy.choose_batch(rows, None)) > 0 and ranked == [8]  # half a greedy row for 0.95 of a token: pays
+    judged(policy, 8, 1 / 3)
+    assert policy.choose_batch(rows, None) == [0] * 8 and ranked == [8]
+
+
+class _DryDrafter(Drafter):
+    """A drafter with nothing to propose (IAD past its source's end), counting its calls."""
+
+    name = "dry"
+
+    def __init__(self):
+        self.calls = 0
+
+    def start(self, state):
+        pass
+
+    def propose(self, state):
+        self.calls += 1
+        return []
+
+
+def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
+    """Positions asked for and not proposed count as rejected: the policy stops asking a drafter that has nothing
+    (before, an empty proposal counted nothing, and the first-draft probe asked again at every step)."""
+    _, d, ver = copy_model()
+    policy = policy_with({1: (1e-4, 1e-5, 1e-5, 2e-4)}, horizon=10)
+    drafter = _DryDrafter()
+    src = [5, 6, 7, 8, 9, 10, 11, d.eos()]
+    out = [draft_verify_accept(ver, src, drafter, accept_top1, policy=policy, max_len_b=40) for _ in range(30)]
+    steps = sum(r.stats.iterations for r in out)
+    assert steps > 100 and drafter.calls < steps / 4
+    assert policy.reach[1] >= 1 and policy.acc[1] == 0
