@@ -42,10 +42,10 @@ SUMMARY_COLUMNS = [
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
     "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
-    "time_other_s", "time_drafter_encoder_s", "time_drafter_decoder_s", "peak_mem_mb", "bleu", "bleu_signature",
+    "time_other_s", "time_drafter_encoder_s", "time_drafter_decoder_s", "time_policy_s", "peak_mem_mb", "bleu", "bleu_signature",
 ]
 _MODULES = ("encoder", "drafter", "verifier", "other")
-_SUBMODULES = ("drafter_encoder", "drafter_decoder")
+_SUBMODULES = ("drafter_encoder", "drafter_decoder", "policy")
 
 
 @dataclass

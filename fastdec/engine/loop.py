@@ -34,6 +34,7 @@ draft or produced by the verifier).
 """
 from __future__ import annotations
 
+import time
 from typing import Callable, List, Optional
 
 import torch
@@ -144,23 +145,29 @@ def draft_verify_accept(
         cap_draft = max_len if max_draft_len is None else int(max_draft_len)
         rows = MaskedLogProbs(verifier, max_len, unk_penalty)
         finished = False
+        clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
         while not finished:
             j = len(prefix) - 1
             state.max_draft = min(max_len - j, cap_draft)
             held = False
             if policy is not None and drafter is not None:
+                t0 = clock()
                 if policy.hold:  # a "no draft" the policy said holds for this many greedy steps
                     policy.hold -= 1
                     state.max_draft, held = 0, True
                 else:
                     state.max_draft = policy.choose(state, verifier)
                 stats.planned.append(state.max_draft)
+                policy_s += clock() - t0
             # ---------------- draft
             if drafter is not None and state.max_draft > 0:
                 if not started:
                     drafter.start(state)
                     started = state.extra["drafter_started"] = True
-                    policy.observe_start(timer.lap("drafter"))
+                    start_s = timer.lap("drafter")
+                    t0 = clock()
+                    policy.observe_start(start_s)
+                    policy_s += clock() - t0
                 draft = truncate_draft(drafter.propose(state), state.max_draft, eos, pad, V)
                 drafter_s = timer.lap("drafter")
             else:
@@ -173,12 +180,16 @@ def draft_verify_accept(
             verifier.rollback(kept)
             verify_s = timer.lap("verifier")
             if policy is not None and not held:
+                t0 = clock()
                 asked = k if finished or drafter is None else state.max_draft
                 policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked)
+                policy_s += clock() - t0
             if on_iteration is not None:
                 on_iteration(state, draft, state.last_accepted, new)
                 timer.lap("other")
         stats.iterations = state.iteration
+        if policy is not None:
+            stats.time_modules["policy"] = policy_s
         tokens = prefix[1:]
         stats.out_len = len(tokens)
         timer.stop()

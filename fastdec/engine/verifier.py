@@ -468,8 +468,8 @@ class Verifier:
         if self.use_sdpa:
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
         s = torch.matmul(q, k.transpose(-1, -2))  # [B, H, n, T]
-        if mask is not None:
-            s = s.masked_fill(~mask, float("-inf"))
+        if mask is not None:  # (True = may attend; or a float mask to add, made once for every layer)
+            s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s.add_(mask)
         p = torch.softmax(s, dim=-1)
         return torch.matmul(p, v)
 
