@@ -720,11 +720,13 @@ class CostAwarePolicy:
         tokens, ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what
         :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every
         call shows)."""
-        if drafter_s is not None:
-            self.observe_drafter(drafter_s)
+        if drafter_s is not None:  # (observe_drafter at one row, inlined: every iteration of a batch-1 decode)
+            old = self._drafter_s.get(1)
+            self._drafter_s[1] = drafter_s if old is None else 0.8 * old + 0.2 * drafter_s
+            self._version += 1
         if asked > 0 or drafted > 0:
             self.observe(state, drafted, accepted, asked)
-        self.observe_pass(seconds, (drafted,))
+        self._observe_row_pass(seconds, drafted)
 
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
@@ -736,17 +738,8 @@ class CostAwarePolicy:
         """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
         drafts updates the greedy step, one with drafts the fit of the measured extra cost on the predicted one."""
         rows = len(drafted)
-        if rows == 1:  # (every iteration of a batch-1 decode: the short way; _scale is 1 at batch 1)
-            k = drafted[0]
-            if self._promised is not None:  # the last row of a batch, drafting by choose_batch
-                self._judge_batch_pass(1, seconds)
-            if not k:
-                self._mean(self._greedy, 1, seconds)
-                return
-            if self.cost is None:
-                return
-            predicted = self._table[k if k < self.horizon else self.horizon]
-            base = self.greedy_pass_s(1, self.cost)
+        if rows == 1:
+            self._observe_row_pass(seconds, drafted[0])
         elif not any(drafted):
             self.observe_greedy_pass(seconds, rows)
             return
@@ -772,10 +765,23 @@ class CostAwarePolicy:
                 self._pending.setdefault(rows, []).append((predicted, seconds))
             else:
                 self._fit_batch(rows, predicted, seconds - base)
+
+    def _observe_row_pass(self, seconds: float, k: int) -> None:
+        """:meth:`observe_pass` of one row (every iteration of a batch-1 decode: the short way; ``_scale`` is 1)."""
+        if self._promised is not None:  # the last row of a batch, drafting by choose_batch
+            self._judge_batch_pass(1, seconds)
+        greedy = self._greedy
+        if not k:
+            old = greedy.get(1)
+            greedy[1] = seconds if old is None else 0.8 * old + 0.2 * seconds  # (_mean)
             return
-        if predicted <= 0:
+        cost = self.cost
+        if cost is None:
             return
-        self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
+        predicted = self._table[k if k < self.horizon else self.horizon]
+        if predicted > 0:
+            base = greedy.get(1, cost.step_s)  # (greedy_pass_s at one row)
+            self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
 
     def _judge_batch_pass(self, rows: int, seconds: float) -> None:
         """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
@@ -1177,7 +1183,7 @@ class CostAwarePolicy:
             raise RuntimeError("call CostAwarePolicy.prepare(verifier) before decoding")
         if not self.reach[1]:  # nothing known yet: a probe's worth of draft to learn from
             return min(limit, self.probe_len)
-        step = self.greedy_pass_s(1, self.cost)
+        step = self._greedy.get(1, self.cost.step_s)  # (greedy_pass_s at one row)
         best_n = self._best_length(limit, started, state.extra.get("policy_counts"), step, self.margin)
         if best_n == 0:
             n = min(self.probe_len, self.horizon)
