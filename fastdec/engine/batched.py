@@ -335,7 +335,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                         t0 = clock()
                         policy.observe_drafter(drafter_s, len(want))
                         policy_s += clock() - t0
-            # what each row was asked for (a proposal shorter than that counts as rejected where it ends)
+            # what each row was asked for (an empty proposal where a draft was asked counts as a rejected first token)
             asked = [st.max_draft for st in act] if policy is not None and drafter is not None and not held else None
             n = 1 + max(len(d) for d in drafts)
             tokens = torch.tensor([[st.prefix[-1]] + d + [pad] * (n - 1 - len(d)) for st, d in zip(act, drafts)],
@@ -348,7 +348,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 bver.lengths[r] = cache_length  # this row's rollback
                 if asked is not None and asked[r]:
                     t0 = clock()
-                    policy.observe(st, st.last_drafted, st.last_accepted, st.last_drafted if finished else asked[r])
+                    policy.observe(st, st.last_drafted, st.last_accepted, asked[r])
                     policy_s += clock() - t0
                 if not finished:
                     keep.append(r)

@@ -181,7 +181,7 @@ def draft_verify_accept(
             verify_s = timer.lap("verifier")
             if policy is not None and not held:
                 t0 = clock()
-                asked = k if finished or drafter is None else state.max_draft
+                asked = state.max_draft if drafter is not None else 0
                 policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked)
                 policy_s += clock() - t0
             if on_iteration is not None:

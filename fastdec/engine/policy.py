@@ -717,7 +717,7 @@ class CostAwarePolicy:
     def observe_iteration(self, state, drafted: int, accepted: int, seconds: float,
                           drafter_s: Optional[float] = None, asked: int = 0) -> None:
         """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked) for ``asked``
-        tokens, ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what
+        tokens (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds`` (what
         :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count; a call fewer per iteration where every
         call shows)."""
         if drafter_s is not None:  # (observe_drafter at one row, inlined: every iteration of a batch-1 decode)
@@ -930,17 +930,20 @@ class CostAwarePolicy:
         return len(drafted) * min(max(drafted) + 1, _CHUNK) + late
 
     def observe(self, state, drafted: int, accepted: int, asked: Optional[int] = None) -> None:
-        """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when asked for). A
-        proposal shorter than the ``asked`` length (default: ``drafted``) counts as rejected where it ends: a drafter
-        with nothing more to propose (IAD past its source's end) gives no tokens there, and a choice that counted only
-        proposed positions would go on asking it (the caller passes ``drafted`` where the sentence ended)."""
-        asked = drafted if asked is None or asked < drafted else asked
-        if asked <= 0:
+        """Count an iteration: positions ``1 .. accepted`` accepted, ``accepted + 1`` rejected (when drafted). An empty
+        proposal where ``asked`` tokens were asked for counts as a rejected first position: a drafter with nothing to
+        propose (IAD past its source's end) gives nothing, and a choice that counted only proposed positions would go
+        on asking it every step. (A shorter proposal is counted as drafted: counted as rejected where it ends, IAD's
+        copies of short sources would cut every sentence's first draft to their lengths.)"""
+        if drafted > 0:
+            top = min(accepted + 1, drafted, self.horizon)
+            got = accepted if accepted < top else top
+        elif asked:
+            top, got = 1, 0
+        else:
             return
         self._version += 1
         self._iter_accepted += accepted
-        top = min(accepted + 1, asked, self.horizon)
-        got = accepted if accepted < top else top
         sent = state.extra.get("policy_counts")
         if sent is None:  # the sentence's first drafted iteration
             sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))

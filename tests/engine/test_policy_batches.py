@@ -1,7 +1,7 @@
 """How the cost-aware policy bounds what a wrong estimate costs over a run: a row count's first drafts are small until
 drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
-are not ranked, and a proposal shorter than asked counts as rejected where it ends."""
+are not ranked, and an empty proposal where a draft was asked counts as a rejected first position."""
 from helpers.policy import State, judged, policy_with, seen_greedy
 
 from conftest import copy_model
@@ -106,8 +106,9 @@ class _DryDrafter(Drafter):
 
 
 def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
-    """Positions asked for and not proposed count as rejected: the policy stops asking a drafter that has nothing
-    (before, an empty proposal counted nothing, and the first-draft probe asked again at every step)."""
+    """An empty proposal where a draft was asked counts as a rejected first position: the policy stops asking a drafter
+    that has nothing (counted as nothing, the first-draft probe asked again at every step). A shorter proposal counts
+    as drafted, all of it accepted here."""
     _, d, ver = copy_model()
     policy = policy_with({1: (1e-4, 1e-5, 1e-5, 2e-4)}, horizon=10)
     drafter = _DryDrafter()
@@ -116,3 +117,7 @@ def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
     steps = sum(r.stats.iterations for r in out)
     assert steps > 100 and drafter.calls < steps / 4
     assert policy.reach[1] >= 1 and policy.acc[1] == 0
+    short = State()
+    policy.observe(short, drafted=3, accepted=3, asked=8)
+    policy._refresh()
+    assert short.extra["policy_counts"][0][1:6] == [1, 1, 1, 0, 0] and short.extra["policy_counts"][1][1:4] == [1, 1, 1]
