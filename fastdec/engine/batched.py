@@ -225,7 +225,8 @@ class BatchedVerifier:
             positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
             allowed = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
             # added to the scores in every layer (a boolean mask is inverted and filled in every layer)
-            mask = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device).masked_fill_(~allowed, float("-inf"))
+            mask = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device)
+            mask.masked_fill_(~allowed, float("-inf"))
         x = ver.embed(tokens.to(self.device), positions)
         packed = None
         if self.pack and sum(n_valid) < B * n:
