@@ -720,9 +720,8 @@ class CostAwarePolicy:
         tokens (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took
         ``seconds`` (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count; a call fewer per
         iteration where every call shows)."""
-        if drafter_s is not None:  # (observe_drafter at one row, inlined: every iteration of a batch-1 decode)
-            old = self._drafter_s.get(1)
-            self._drafter_s[1] = drafter_s if old is None else 0.8 * old + 0.2 * drafter_s
+        if drafter_s is not None:  # (observe_drafter at one row: batch 1 judges no batch pass by it)
+            self._mean(self._drafter_s, 1, drafter_s)
             self._version += 1
         if asked > 0 or drafted > 0:
             self.observe(state, drafted, accepted, asked)
@@ -770,17 +769,15 @@ class CostAwarePolicy:
         """:meth:`observe_pass` of one row (every iteration of a batch-1 decode: the short way; ``_scale`` is 1)."""
         if self._promised is not None:  # the last row of a batch, drafting by choose_batch
             self._judge_batch_pass(1, seconds)
-        greedy = self._greedy
         if not k:
-            old = greedy.get(1)
-            greedy[1] = seconds if old is None else 0.8 * old + 0.2 * seconds  # (_mean)
+            self._mean(self._greedy, 1, seconds)
             return
         cost = self.cost
         if cost is None:
             return
         predicted = self._table[k if k < self.horizon else self.horizon]
         if predicted > 0:
-            base = greedy.get(1, cost.step_s)  # (greedy_pass_s at one row)
+            base = self._greedy.get(1, cost.step_s)  # (greedy_pass_s at one row)
             self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
 
     def _judge_batch_pass(self, rows: int, seconds: float) -> None:

@@ -2,7 +2,7 @@
 drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
 are not ranked, and an empty proposal where a draft was asked counts as a rejected first position."""
-from helpers.policy import State, judged, policy_with, seen_greedy
+from helpers.policy import State, accepted_at, judged, policy_with, seen_greedy, started_batch
 
 from conftest import copy_model
 from fastdec.engine import accept_top1
@@ -10,26 +10,8 @@ from fastdec.engine.drafters import Drafter
 from fastdec.engine.loop import draft_verify_accept
 
 
-def _rates(policy, accepted_per_thousand):
-    policy.reach[1:11] = [1000.0] * 10
-    policy.acc[1:11] = [float(accepted_per_thousand)] * 10
-    policy._refresh()
-
-
-def _drafting_batch(rows=8):
-    """A fused CPU batch whose drafted tokens cost a tenth of a greedy row and are accepted at 95 %: drafting pays."""
-    policy = policy_with({8: (1e-4, 2.5e-5, 0.0, 2e-3)}, horizon=10)
-    policy._rows_fused = True
-    _rates(policy, 950)
-    policy._skipped_s = -1e9  # (no probe in these tests)
-    states = [State(10) for _ in range(rows)]
-    for st_ in states:
-        st_.extra["drafter_started"] = True
-    return policy, states
-
-
 def test_a_row_count_s_first_draft_is_a_probe_s_worth_until_its_drafted_passes_were_judged():
-    policy, rows = _drafting_batch()
+    policy, rows = started_batch(per_token=2.5e-5)
     judged_full = sum(policy.choose_batch(rows, None))
     policy._realized.clear()  # nothing judged at any row count
     policy._batch_skips.clear()
@@ -41,7 +23,7 @@ def test_a_row_count_s_first_draft_is_a_probe_s_worth_until_its_drafted_passes_w
 
 def test_a_batch_s_last_row_s_drafted_pass_is_judged():
     """A batch down to one row still drafts by the batched choice: what that pass gave is judged like any batch's."""
-    policy, rows = _drafting_batch()
+    policy, rows = started_batch(per_token=2.5e-5)
     seen_greedy(policy, 1, 2.5e-4)
     last = rows[:1]
     n = policy.choose_batch(last, None)
@@ -57,7 +39,7 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
     changed (the same choice, at 0.1-0.25 ms a choice on the fast backend); one made from the rows' own counts is."""
     policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
     policy._rows_fused = True
-    _rates(policy, 990)
+    accepted_at(policy, 990)
     ranked = []
     real_ranked = policy._ranked
     policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
@@ -78,7 +60,7 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
 def test_positions_that_cannot_clear_the_bar_are_not_ranked():
     """A batch whose drafts realised a third of their promise needs three times greedy's rate: where the cheapest
     drafted token costs half a greedy row, no position (value at most 1) can reach it and none is ranked."""
-    policy, rows = _drafting_batch()
+    policy, rows = started_batch(per_token=2.5e-5)
     policy.use_cost(policy._costs[8].__class__(**{**policy._costs[8].__dict__,
                                                   "pass_s": [2e-3 + 1.25e-4 * (f - 8) for f in policy._costs[8].fed]}))
     ranked = []

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import judged, seen_greedy, State, policy_with
+from helpers.policy import accepted_at, judged, seen_greedy, started_batch, State, policy_with
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
@@ -310,25 +310,12 @@ def test_a_held_no_draft_lets_the_batched_loop_take_greedy_passes_without_asking
     assert all(len(r.stats.planned) == r.stats.iterations for r in out)
 
 
-def _started_batch(per_token: float):
-    """A policy on a fused CPU batch of 8 rows whose drafts are accepted at 95 % and whose drafter has started in every
-    row, no probe due; and the rows."""
-    policy = policy_with({8: (1e-4, per_token, 0.0, 2e-3)}, horizon=10)
-    policy._rows_fused = True
-    _rates(policy, 950)
-    policy._skipped_s = -1e9
-    rows = [State(10) for _ in range(8)]
-    for st_ in rows:
-        st_.extra["drafter_started"] = True
-    return policy, rows
-
-
 def test_drafted_passes_that_realise_less_than_promised_raise_a_batch_s_bar():
     """A drafted batch pass is judged by what it gave -- the rows' tokens and accepted drafts per second of the pass, the
     drafter's call and the choice -- against what its choice promised; passes that realise a third of it raise the
     rate a draft must promise (the calibration, the fit and the acceptance estimates may all be off), and a choice
     that cleared the old bar is greedy."""
-    policy, rows = _started_batch(per_token=1e-4)
+    policy, rows = started_batch(per_token=1e-4)
     bar = policy._bar(8, 2e-3)
     n = policy.choose_batch(rows, None)
     assert sum(n) > 0
@@ -348,19 +335,13 @@ def test_drafted_passes_that_realise_less_than_promised_raise_a_batch_s_bar():
     assert sum(policy.choose_batch(rows, None)) > 0  # the bar, not the counts, made it greedy
 
 
-def _rates(policy, accepted_per_thousand):
-    policy.reach[1:11] = [1000.0] * 10
-    policy.acc[1:11] = [float(accepted_per_thousand)] * 10
-    policy._refresh()
-
-
 def test_a_hold_made_by_one_sentence_s_rejected_drafts_ends_with_that_sentence():
     """A sentence whose drafts are rejected at once makes the policy hold "no draft" for many greedy steps; the next
     sentence, with the input-wide rates alone, drafts from its first step, and the steps held and not taken leave the
     probe's budget (else the next probe would come early)."""
     step = 2e-4
     policy = policy_with({1: (1e-4, 3e-5, 1e-5, step)}, horizon=10)
-    _rates(policy, 900)
+    accepted_at(policy, 900)
     bad = State()
     for _ in range(20):
         policy.observe(bad, drafted=5, accepted=0)
@@ -378,7 +359,7 @@ def test_a_hold_the_input_wide_rates_make_carries_into_the_next_sentence_with_th
     probe comes after as many greedy steps as without the new sentence."""
     def steps_to_probe(new_sentence_at):
         policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
-        _rates(policy, 900)
+        accepted_at(policy, 900)
         policy.observe_drafter(5e-3)  # a drafter call as dear as 25 greedy steps
         policy.observe_start(5e-3)
         state = State()
@@ -404,7 +385,7 @@ def test_a_batch_charges_a_drafter_start_by_the_share_of_the_tokens_its_sentence
     def choice(src_len, decoded):
         policy = policy_with({8: (1e-4, 3e-5, 0.0, 2e-3)}, horizon=10)
         policy._rows_fused = True
-        _rates(policy, 950)
+        accepted_at(policy, 950)
         policy.observe_drafter(1e-5, 8)
         policy.observe_start(16e-3, 8)  # 2 ms a row: what a greedy pass of the batch costs
         policy._skipped_s = -1e9  # (no probe in this test)
@@ -419,7 +400,7 @@ def test_a_run_s_first_batch_drafts_once_it_has_measured_a_greedy_pass_of_its_ow
     """Drafts are priced by how much dearer real passes are than the calibration's and judged against the batch's own
     greedy pass: the run's first batch takes one greedy step first (to measure it), then drafts, and the fit learns
     from every drafted pass at once (none waits); a later batch drafts at once, priced by the run's greedy passes."""
-    policy, rows = _started_batch(per_token=3e-5)
+    policy, rows = started_batch(per_token=3e-5)
 
     def batch():
         policy.new_batch()
@@ -439,7 +420,7 @@ def test_a_run_s_first_batch_drafts_once_it_has_measured_a_greedy_pass_of_its_ow
 
 def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
     policy = policy_with({8: (1e-4, 2e-4, 1e-5, 1e-3)}, horizon=10)
-    _rates(policy, 900)
+    accepted_at(policy, 900)
     bad = [State() for _ in range(8)]
     for st_ in bad:
         for _ in range(20):

@@ -41,3 +41,23 @@ class State:
         whole to one iteration); ``decoded``: the output's tokens so far."""
         self.extra, self.max_draft = {}, max_draft
         self.src_list, self.prefix = [4] * src_len, [2] * (decoded + 1)
+
+
+def accepted_at(policy: CostAwarePolicy, per_thousand: float) -> None:
+    """Input-wide counts: positions 1 .. 10 each reached 1,000 times and accepted ``per_thousand`` of them."""
+    policy.reach[1:11] = [1000.0] * 10
+    policy.acc[1:11] = [float(per_thousand)] * 10
+    policy._refresh()
+
+
+def started_batch(per_token: float):
+    """A policy on a fused CPU batch of 8 rows (drafted tokens cost ``per_token`` each against a 2 ms greedy pass) whose
+    drafts are accepted at 95 % and whose drafter has started in every row, no probe due; and the rows."""
+    policy = policy_with({8: (1e-4, per_token, 0.0, 2e-3)}, horizon=10)
+    policy._rows_fused = True
+    accepted_at(policy, 950)
+    policy._skipped_s = -1e9
+    rows = [State(10) for _ in range(8)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    return policy, rows
