@@ -82,6 +82,8 @@ _CHUNK = 8  # the exact rule projects rows in chunks of 8, 16, 32 ... on a CPU (
 _FED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
 _MANY_POSITIONS = 96
+# the iterations a padded choice that took every position worth 1 % or more stands for (:meth:`choose_batch`)
+_STANDING = 16
 _NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
 
 
@@ -96,21 +98,6 @@ def check_policy(policy) -> str:
     if name not in POLICIES:
         raise ValueError(f"draft policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     return name
-
-
-def _interpolate_many(xs: Sequence[float], ys: Sequence[float], x: np.ndarray) -> np.ndarray:
-    """:func:`_interpolate` at every point of ``x`` (the same lines, extended the same way)."""
-    xs, ys, x = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), np.asarray(x, dtype=float)
-    if len(xs) == 1:
-        return np.where(x == xs[0], ys[0], ys[0] * x / xs[0])
-    y = np.interp(x, xs, ys)
-    below, above = x < xs[0], x > xs[-1]
-    if below.any():
-        slope = max((ys[1] - ys[0]) / (xs[1] - xs[0]), 0.0)
-        y[below] = np.maximum(ys[0] - slope * (xs[0] - x[below]), 0.0)
-    if above.any():
-        y[above] = ys[-1] + max(ys[-1] - ys[-2], 0.0) * (x[above] - xs[-1]) / (xs[-1] - xs[-2])
-    return y
 
 
 def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -160,15 +147,6 @@ class PassCost:
         fed, rows, b = fed + shift, rows + shift, b + shift
         return (max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
                 + max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0))
-
-    def extra_many(self, fed: np.ndarray, rows: np.ndarray, base: int) -> np.ndarray:
-        """:meth:`extra` at every pair of ``fed`` and ``rows`` (arrays), for ``base`` rows."""
-        shift = max(self.batch - base, 0)
-        b = base + shift
-        f0 = _interpolate(self.fed, self.pass_s, b)
-        r0 = _interpolate(self.rows, self.rows_s, b)
-        return (np.maximum(_interpolate_many(self.fed, self.pass_s, fed + shift) - f0, 0.0)
-                + np.maximum(_interpolate_many(self.rows, self.rows_s, rows + shift) - r0, 0.0))
 
     def table(self, horizon: int) -> List[float]:
         """``extra`` of a batch-1 iteration with a draft of ``n`` tokens, every row projected, for n = 0 .. horizon
@@ -525,6 +503,9 @@ class CostAwarePolicy:
         # -- a batch then drafts only where the promise, so discounted, still pays
         self._realized: Dict[int, float] = {}
         self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
+        # a padded choice that took every position worth 1 % or more stands for the next iterations, in this batch and
+        # the next: (rows it was made for, iterations left); each row's length is kept on its state (``policy_standing``)
+        self._standing: Optional[tuple] = None
         self._iter_s, self._iter_accepted = 0.0, 0  # this iteration's drafter seconds and accepted draft tokens
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
@@ -790,10 +771,19 @@ class CostAwarePolicy:
 
     def _first_bet(self, rows: int):
         """The most draft tokens a batch of ``rows`` rows may be asked for: a probe's worth (``probe_rows`` times
-        ``probe_len``) until a drafted pass of about as many rows was judged, else no limit. What a wrong estimate
-        costs is then one small pass: priced by the calibration alone, the fast backend's first batch drafted 160
-        tokens at B = 32, a pass of 6-7 greedy ones for 4.4-4.5 greedy passes' tokens."""
+        ``probe_len``; more while what they add stays under :meth:`_bet_cap`) until a drafted pass of about as many
+        rows was judged, else no limit. What a wrong estimate costs is then one small pass: priced by the calibration
+        alone, the fast backend's first batch drafted 160 tokens at B = 32, a pass of 6-7 greedy ones for 4.4-4.5
+        greedy passes' tokens."""
         return self.probe_rows * self.probe_len if rows.bit_length() not in self._realized else 1 << 30
+
+    def _bet_cap(self, step: float) -> float:
+        """What a first bet may add to a pass beyond its ``_first_bet`` tokens: a quarter of a greedy pass by the
+        prediction. Even 4 times off (the fast backend's first batch at B = 32: 6-7 greedy passes where 1.5 were
+        predicted) that loses about one greedy pass, and on a GPU, where a padded pass of every row's whole draft costs
+        1.2 greedy passes at B = 64, the first batch need not draft 32 tokens at a time (it took 37 passes where fixed
+        IAD took 31)."""
+        return 0.25 * step
 
     def _judge(self, rows: int, ratio: float) -> None:
         key = rows.bit_length()
@@ -892,6 +882,31 @@ class CostAwarePolicy:
             t = len(table)
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
+
+    def _padded_extra(self, cost: PassCost, rows: int, t: int, projected: int) -> float:
+        """``cost.extra(rows + t, projected, base=rows)`` from two tables (what the fed tokens add and what the projected
+        rows add are separate terms), each extended only as far as a choice reads it: the batched choice reads one per
+        candidate token, and four interpolations each cost a padded choice 0.1-0.2 ms at B = 4."""
+        shift = max(cost.batch - rows, 0)
+        fed = self._extras.setdefault(("fed", id(cost), rows), [])
+        while len(fed) <= t:
+            fed.append(max(_interpolate(cost.fed, cost.pass_s, rows + len(fed) + shift)
+                           - _interpolate(cost.fed, cost.pass_s, rows + shift), 0.0))
+        proj = self._extras.setdefault(("projected", id(cost), rows), [])  # from ``rows`` projected rows on
+        while len(proj) <= projected - rows:
+            proj.append(max(_interpolate(cost.rows, cost.rows_s, rows + len(proj) + shift)
+                            - _interpolate(cost.rows, cost.rows_s, rows + shift), 0.0))
+        return fed[t] + proj[projected - rows]
+
+    def _padded_tables(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`_padded_extra`'s two tables as arrays, at least up to ``t`` fed and ``projected`` projected rows."""
+        key = ("arrays", id(cost), rows)
+        have = self._extras.get(key)
+        if have is None or have[0].size <= t or have[1].size <= projected - rows:
+            self._padded_extra(cost, rows, t, projected)
+            have = self._extras[key] = (np.asarray(self._extras[("fed", id(cost), rows)]),
+                                        np.asarray(self._extras[("projected", id(cost), rows)]))
+        return have
 
     def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
         """A probe asks a few rows (``most``, default ``probe_rows``) for a probe's length each: a draft of every row
@@ -1015,21 +1030,21 @@ class CostAwarePolicy:
         projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
         8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise)``, None where
         no draft clears :meth:`_bar`."""
-        lim = np.minimum(np.asarray(limits, dtype=np.int64), self.horizon)
-        H = int(lim.max(initial=0))
+        H = max(limits, default=0)  # (limits are at most the horizon)
         if H <= 0:
             return None
-        w = self.weight
-        reach, acc = np.zeros((B, H), dtype=np.int64), np.zeros((B, H), dtype=np.int64)
+        lim = np.asarray(limits, dtype=np.int64)
+        # a row without counts of its own drafts as a sentence's first draft: the products of q_first (computed once
+        # for every such row: each numpy call here costs microseconds, the arrays are small)
+        value = np.tile(np.cumprod(np.asarray(self.q_first[1: H + 1], dtype=float)), (B, 1))
         counted = [r for r, st in enumerate(states) if st.extra.get("policy_counts") is not None]
-        q = np.tile(np.asarray(self.q_first[1: H + 1], dtype=float), (B, 1))  # (a row without counts: a first draft)
         if counted:
-            q[counted] = np.asarray(self.q[1: H + 1], dtype=float)
+            w, q = self.weight, np.asarray(self.q[1: H + 1], dtype=float)
             got = [states[r].extra["policy_counts"] for r in counted]
-            reach[counted] = np.array([c[0][1: H + 1] for c in got], dtype=np.int64)
-            acc[counted] = np.array([c[1][1: H + 1] for c in got], dtype=np.int64)
-        rate = np.where(reach > 0, (acc + w * q) / (reach + w), q)  # q_m for each row's sentence, as _ranked has it
-        value = np.cumprod(rate, axis=1)
+            reach = np.array([c[0][1: H + 1] for c in got], dtype=np.int64)
+            acc = np.array([c[1][1: H + 1] for c in got], dtype=np.int64)
+            # q_m for each row's sentence, as _ranked has it
+            value[counted] = np.cumprod(np.where(reach > 0, (acc + w * q) / (reach + w), q), axis=1)
         # rates are at most 1, so a row's values only fall and what is kept is a prefix of its positions
         keep = (np.arange(1, H + 1) <= lim[:, None]) & (value >= 0.01)
         rows, pos = np.nonzero(keep)
@@ -1056,14 +1071,19 @@ class CostAwarePolicy:
         start_share = np.minimum(new_tokens / np.maximum(new_left, 1.0), 1.0)
         width = np.maximum.accumulate(pos) + 1
         late = np.cumsum(pos >= _CHUNK)
-        added = cost.extra_many(B + t, B * np.minimum(width, _CHUNK) + late, base=B)
+        fed_extra, projected_extra = self._padded_tables(cost, B, int(t[-1]), int(B * _CHUNK + late[-1]))
+        added = fed_extra[t] + projected_extra[B * np.minimum(width, _CHUNK) + late - B]
         if cost.pad_s:
             added = added + cost.pad_s * (B * (width - 1) - t)
         per_s = expected / (step + fixed + drafter_by[asked] + start_by[asked_new] * start_share + factor * added)
-        best = int(np.argmax(per_s[: self._first_bet(B)]))
+        most = self._first_bet(B)
+        if most < t.size:  # (a first bet: beyond its tokens, positions while what they add stays under the cap)
+            over = np.flatnonzero(factor * added > self._bet_cap(step))
+            most = max(most, int(over[0]) if over.size else t.size)
+        best = int(np.argmax(per_s[:most]))
         if not per_s[best] > self._bar(B, step):
             return None
-        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best])
+        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), best + 1 == t.size
 
     # ------------------------------------------------------------------ the choice
     def _probe_cost(self, extra_s: float, rows: int) -> float:
@@ -1195,6 +1215,12 @@ class CostAwarePolicy:
         self._skipped_s = 0.0
         return best_n
 
+    def _stand(self, states, n: Sequence[int], rows: int) -> None:
+        """A padded choice of ``n`` that took every position worth 1 % or more stands (:meth:`choose_batch`)."""
+        self._standing = (rows, _STANDING)
+        for st, k in zip(states, n):
+            st.extra["policy_standing"] = k
+
     def choose_batch(self, states, verifier) -> List[int]:
         """The draft length of every row of a batch (one pass verifies them all)."""
         B = len(states)
@@ -1220,6 +1246,21 @@ class CostAwarePolicy:
             del self._batch_skips[key]
             self._last = self.batch_cost(verifier, B)
             return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
+        standing, self._standing = self._standing, None
+        if standing is not None and B <= 2 * standing[0] and standing[1] > 0:
+            # the last padded choice took every position worth 1 % or more: each row drafts as many again (a sentence
+            # new since then, as many as the input's first drafts keep worth 1 %) for a few iterations, in this batch
+            # and the next, before the choice is made again. On a GPU a padded pass costs about the same whatever it
+            # verifies, so a choice that took everything takes it again; made every iteration, the choice took 0.2-0.5
+            # ms of the GPU machine's processor, 10-12 % of batched IAD's time, where a pass took 1-2 ms. (Its passes
+            # are not judged: what they promise was priced for another batch.)
+            first = len(self._first_p) - 1
+            n = [min(st.extra.get("policy_standing", first), st.max_draft, self.horizon) for st in states]
+            if any(n):
+                self._standing = (standing[0], standing[1] - 1)
+                self._last = self.batch_cost(verifier, B)
+                self._skipped_s = 0.0
+                return n
         t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
         limits = [min(st.max_draft, self.horizon) for st in states]
         cost = self._last = self.batch_cost(verifier, B)
@@ -1263,7 +1304,9 @@ class CostAwarePolicy:
             if chosen is None:
                 return no_draft()
             self._skipped_s = 0.0
-            n, rate = chosen
+            n, rate, took_all = chosen
+            if took_all:
+                self._stand(states, n, B)
             self._promised = (B, rate, time.perf_counter() - t0)
             return n
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
@@ -1289,9 +1332,9 @@ class CostAwarePolicy:
         base, inv_best = step + drafter, 1.0 / best  # (per candidate token: locals only)
         pad = cost.pad_s  # every row shorter than the widest draft is padded to it
         taken = []  # the rows of the positions read, in order
+        took_all = False
+        cap = self._bet_cap(step)
         for t, (p, r, m) in enumerate(self._ranked(states, limits, floor) if floor < 1.0 else (), 1):
-            if t > most:
-                break
             taken.append(r)
             expected += p
             fresh = not states[r].extra.get("drafter_started")
@@ -1315,19 +1358,25 @@ class CostAwarePolicy:
                 added = extra[t]
             else:
                 late += m >= _CHUNK
-                added = cost.extra(B + t, B * min(width, _CHUNK) + late, base=B)
+                added = self._padded_extra(cost, B, t, B * min(width, _CHUNK) + late)
             if pad:
                 added += pad * (B * (width - 1) - t)
+            if t > most and factor * added > cap:
+                break  # a first bet's tokens are spent and this position would take its cost past the cap
             rate = expected / (base + factor * added)
             if rate > best:
                 best_t, best, inv_best = t, rate, 1.0 / rate
             elif p * inv_best < factor * (extra[t + 1] - extra[t] - pad):
                 break  # the values only fall, and a token costs at least this from here (filling a padding position)
+        else:  # every position worth 1 % or more was read: taken, on a padded pass, the choice stands
+            took_all = not fused and best_t == len(taken)
         if best_t == 0:
             return no_draft()  # (which holds the choice while nothing it depends on changes)
         self._skipped_s = 0.0
         n = [0] * B
         for r in taken[:best_t]:
             n[r] += 1
+        if took_all:
+            self._stand(states, n, B)
         self._promised = (B, best, time.perf_counter() - t0)
         return n

@@ -515,6 +515,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
         finally:
             policy_module._MANY_POSITIONS = saved
         policy._batch_skips.clear()  # (a "no draft" held over would answer the second choice without making it)
+        policy._standing = None  # (as would a draft that took every position)
         if not best_t:  # no draft, or a probe of a few rows
             assert got == [0] * B or got == probe, many
         elif many == 0:
