@@ -503,8 +503,9 @@ class CostAwarePolicy:
         # -- a batch then drafts only where the promise, so discounted, still pays
         self._realized: Dict[int, float] = {}
         self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
-        # a padded choice that took every position worth 1 % or more stands for the next iterations, in this batch and
-        # the next: (rows it was made for, iterations left); each row's length is kept on its state (``policy_standing``)
+        # a padded choice that took every position worth 1 % or more (about: 90 % of their expected tokens) stands for
+        # the next iterations, in this batch and the next: (rows it was made for, iterations left); whether a row drafted
+        # is kept on its state (``policy_standing``)
         self._standing: Optional[tuple] = None
         self._iter_s, self._iter_accepted = 0.0, 0  # this iteration's drafter seconds and accepted draft tokens
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
@@ -1083,7 +1084,10 @@ class CostAwarePolicy:
         best = int(np.argmax(per_s[:most]))
         if not per_s[best] > self._bar(B, step):
             return None
-        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), best + 1 == t.size
+        # (where the deepest positions, worth a few per cent each, did not pay for the pass's last few microseconds,
+        # the choice still took about everything)
+        took_all = expected[best] - B >= 0.9 * (expected[-1] - B)
+        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), took_all
 
     # ------------------------------------------------------------------ the choice
     def _probe_cost(self, extra_s: float, rows: int) -> float:
@@ -1219,7 +1223,7 @@ class CostAwarePolicy:
         """A padded choice of ``n`` that took every position worth 1 % or more stands (:meth:`choose_batch`)."""
         self._standing = (rows, _STANDING)
         for st, k in zip(states, n):
-            st.extra["policy_standing"] = k
+            st.extra["policy_standing"] = k > 0
 
     def choose_batch(self, states, verifier) -> List[int]:
         """The draft length of every row of a batch (one pass verifies them all)."""
@@ -1247,15 +1251,14 @@ class CostAwarePolicy:
             self._last = self.batch_cost(verifier, B)
             return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
         standing, self._standing = self._standing, None
-        if standing is not None and B <= 2 * standing[0] and standing[1] > 0:
-            # the last padded choice took every position worth 1 % or more: each row drafts as many again (a sentence
-            # new since then, as many as the input's first drafts keep worth 1 %) for a few iterations, in this batch
-            # and the next, before the choice is made again. On a GPU a padded pass costs about the same whatever it
-            # verifies, so a choice that took everything takes it again; made every iteration, the choice took 0.2-0.5
-            # ms of the GPU machine's processor, 10-12 % of batched IAD's time, where a pass took 1-2 ms. (Its passes
-            # are not judged: what they promise was priced for another batch.)
-            first = len(self._first_p) - 1
-            n = [min(st.extra.get("policy_standing", first), st.max_draft, self.horizon) for st in states]
+        if standing is not None and standing[1] > 0:
+            # the last padded choice took every position worth 1 % or more: no position's cost outweighed its value,
+            # and positions past 1 % are left out only to bound what a choice reads. So for a few iterations, in this
+            # batch and the next, each row that drafted (and each sentence new since then) drafts as far as it may,
+            # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
+            # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
+            # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
+            n = [min(st.max_draft, self.horizon) if st.extra.get("policy_standing", True) else 0 for st in states]
             if any(n):
                 self._standing = (standing[0], standing[1] - 1)
                 self._last = self.batch_cost(verifier, B)

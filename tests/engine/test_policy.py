@@ -2,6 +2,7 @@
 fairseq Transformers, float64, pass costs drawn so that every kind of decision -- skip the drafter, a short draft, the
 whole draft, probes -- occurs); and its decisions follow the costs and acceptance rates it is given."""
 import math
+from unittest import mock
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from fastdec.bench.methods import parse_method
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, greedy_decode
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
+import fastdec.engine.policy as policy_module
 from fastdec.engine.policy import CostAwarePolicy, check_policy, measure_pass_cost
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
 from helpers.policy import seen_greedy, State, policy_with
@@ -62,6 +64,10 @@ def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
             decisions.update(min(n, 1) for n in r.stats.planned)
         batched = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, **kw)
         assert [r.tokens for r in batched] == greedy, (type(drafter).__name__, rule, "batched")
+        # a GPU's padded passes (every row as wide as the widest draft, the padded choice and the choices that stand)
+        with mock.patch.object(policy_module, "projects_real_positions", lambda verifier: False):
+            padded = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, pack=False, **kw)
+        assert [r.tokens for r in padded] == greedy, (type(drafter).__name__, rule, "padded")
     assert decisions  # (which decisions occur depends on the draw; across draws both do: test below)
 
 
