@@ -97,3 +97,22 @@ def test_the_warm_up_leaves_a_method_s_draft_policy_fresh(monkeypatch):
     assert warm == {("greedy", 0), ("iad-cost", 1), ("iad", 0)}
     assert {tag for tag, _ in used[6:18]} == {("greedy", 0), ("iad-cost", 0), ("iad", 0)}
     assert used[18] == (("iad-cost-bs2", 1), (0, 1)) and {tag for tag, _ in used[19:]} == {("iad-cost-bs2", 0)}
+
+
+def test_a_batched_method_warms_up_on_the_first_longest_batch_of_its_size(monkeypatch):
+    """What a batch that large first allocates is charged to no method: each batched method's warm-up decodes the
+    batch every method then decodes first, not the first ``warmup`` sentences of the input."""
+    calls = []
+
+    def build_batched(self, m):
+        return lambda sources, ids: calls.append((m.label, tuple(ids))) or [
+            Decoded(tokens=[int(s[0])], time=1e-3, id=i) for s, i in zip(sources, ids)]
+    monkeypatch.setattr(runner._Systems, "build_batched", build_batched)
+    methods = [parse_method(s) for s in ("greedy:batch=4", "iad:batch=4", "greedy:batch=2")]
+    lengths = [3, 9, 5, 9, 2, 7, 4, 8]
+    sources = [torch.tensor([100 + i] + [7] * (n - 1) + [2]) for i, n in enumerate(lengths)]
+    runner.run_benchmark(methods, ctx=None, sources=sources, warmup=1)
+    longest_first = tuple(sorted(range(len(sources)), key=lambda i: -lengths[i]))
+    assert calls[:3] == [("greedy-bs4", longest_first[:4]), ("iad-bs4", longest_first[:4]),
+                         ("greedy-bs2", longest_first[:2])]
+    assert len(calls) == 3 + 2 * 2 + 4  # then every batch once per method

@@ -259,3 +259,27 @@ def test_every_draft_length_is_decided_as_at_batch_1(rule, fast):
     tokens = torch.randint(4, len(d), (len(lengths), max(lengths)), generator=g)
     assert_rows_decided_as_at_batch_1(fast_verifier(idx) if fast else ver, rule, tokens, lengths,
                                       [0] * len(lengths), [60] * len(lengths), 0.0, corrupt)
+
+
+def test_rows_ahead_by_a_few_tokens_wait_out_a_pass_without_drafts_where_the_batch_is_not_made_longer():
+    """A PyTorch batch whose rows' lengths differ by a few tokens (one probe token accepted in one row) lets the rows
+    ahead wait out passes without drafts until the lengths are equal again (every later pass then writes slices, with
+    no gathers or masks), unless a row ahead would then be the batch's last to finish by the sources' lengths, or is
+    more than a few tokens ahead."""
+    from fastdec.engine.batched import _WAIT_AT_MOST, _waiting_rows
+    from helpers.policy import State
+    _, d, ver = random_model(0)
+    bv = BatchedVerifier(ver)
+    bv.start([torch.tensor([5, 6, 7, d.eos()])] * 4)
+    rows = [State(src_len=20, decoded=4), State(src_len=9, decoded=5), State(src_len=12, decoded=4),
+            State(src_len=6, decoded=6)]
+    bv.lengths = [5, 6, 5, 7]
+    assert _waiting_rows(bv, rows) == [False, True, False, True]
+    bv.lengths = [5, 5, 5, 5]
+    assert _waiting_rows(bv, rows) is None
+    bv.lengths = [5, 6, 5, 5 + _WAIT_AT_MOST + 1]
+    assert _waiting_rows(bv, rows) is None
+    rows[1] = State(src_len=30, decoded=5)  # the row ahead has the most left: waiting would make the batch longer
+    bv.lengths = [5, 6, 5, 7]
+    assert _waiting_rows(bv, rows) is None
+    assert _waiting_rows(object(), rows) is None  # the C backend's rows cost what they feed
