@@ -911,10 +911,15 @@ class CostAwarePolicy:
 
     def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
         """A probe asks a few rows (``most``, default ``probe_rows``) for a probe's length each: a draft of every row
-        of a batch can cost many greedy steps, and every row asked is a drafter start."""
+        of a batch can cost many greedy steps, and every row asked is a drafter start. It asks the last rows: a batch
+        is cut longest first, so those are its shortest sentences, which can wait out a pass where their draft was
+        accepted in part (the batched loop's ``_waiting_rows``), and the batch's rows are of equal length again. (A
+        probe on the longest row, which cannot wait without making the batch longer, left GAD's first batch of 16 on
+        this CPU with rows of unequal lengths to its end: 92 against 75 ms of verifier time.)"""
         out = [0] * len(limits)
         asked, most = 0, self.probe_rows if most is None else most
-        for r, lim in enumerate(limits):
+        for r in range(len(limits) - 1, -1, -1):
+            lim = limits[r]
             if lim > 0:
                 out[r] = min(lim, self.probe_len)
                 asked += 1

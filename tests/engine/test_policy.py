@@ -353,11 +353,12 @@ def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing():
 
 
 def test_the_first_draft_learns_from_a_probe_not_the_whole_horizon():
-    """Before any count, a sentence (or a batch's first row that can draft) drafts a probe's length, not the whole
+    """Before any count, a sentence (or a batch's last row that can draft) drafts a probe's length, not the whole
     horizon: a full draft of every row of a batch can cost many greedy steps, and every row asked a drafter start."""
     policy = policy_with({1: (1e-4, 1e-5, 1e-5, 2e-4), 4: (1e-4, 1e-5, 1e-5, 8e-4)}, horizon=40, probe_len=8)
     assert policy.choose(State(30)) == 8 and policy.choose(State(5)) == 5
-    assert policy.choose_batch([State(0), State(30), State(3), State(12)], None) == [0, 8, 0, 0]
+    assert policy.choose_batch([State(0), State(30), State(3), State(12)], None) == [0, 0, 0, 8]
+    assert policy.choose_batch([State(0), State(30), State(3), State(0)], None) == [0, 0, 3, 0]
 
 
 def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypatch):
@@ -401,8 +402,9 @@ def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypa
 
 
 def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
-    """Before any count a batch drafts on its first row only, a probe on its first probe_rows rows, and the batched loop
-    starts the drafter for the rows it asks, when it asks them; the output is still every row's greedy output."""
+    """Before any count a batch drafts on its last row only, a probe on its last probe_rows rows (a batch is cut longest
+    first: its shortest sentences), and the batched loop starts the drafter for the rows it asks, when it asks them;
+    the output is still every row's greedy output."""
     from conftest import copy_model
 
     _, d, ver = copy_model()
@@ -410,10 +412,10 @@ def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
     # a drafted token costs ten greedy rows: after the first draft only probes ask the drafter
     policy = policy_with({1: (1e-4, 2e-3, 1e-5, 2e-4), 6: (1e-4, 2e-3, 1e-5, 1.2e-3)}, probe_rows=2)
     rows = [State(10) for _ in range(6)]
-    assert [n > 0 for n in policy.choose_batch(rows, None)] == [True] + [False] * 5
-    policy.observe(rows[0], drafted=8, accepted=0)
+    assert [n > 0 for n in policy.choose_batch(rows, None)] == [False] * 5 + [True]
+    policy.observe(rows[5], drafted=8, accepted=0)
     policy._skipped_s = 1e9  # (a probe is due)
-    assert [n > 0 for n in policy.choose_batch(rows, None)] == [True, True] + [False] * 4
+    assert [n > 0 for n in policy.choose_batch(rows, None)] == [False] * 4 + [True, True]
     policy = policy_with({1: (1e-4, 2e-3, 1e-5, 2e-4), 6: (1e-4, 2e-3, 1e-5, 1.2e-3)}, probe_rows=2)
     drafter = CountingDrafter()
     out = decode_batched(ver, srcs, drafter, accept_top1, batch_size=6, policy=policy, max_len_b=12)
