@@ -27,7 +27,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="default drafter argument of every drafting method (repeatable; e.g. checkpoint=PATH)")
     ap.add_argument("--user-dir", help="fairseq --user-dir plugin (default: fastdec_fairseq)")
     ap.add_argument("--limit", type=int, help="only the first N lines")
-    ap.add_argument("--warmup", type=int, default=2, help="untimed warm-up sentences per method (default 2)")
+    ap.add_argument("--warmup", type=int, default=2,
+                    help="untimed warm-up sentences per method (default 2; a batched method: its first batch)")
     ap.add_argument("--repeats", type=int, default=1, help="decode each sentence N times, keep the fastest")
     ap.add_argument("--max-len-a", type=float, default=0.0)
     ap.add_argument("--max-len-b", type=int, default=200)
