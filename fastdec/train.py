@@ -1,7 +1,8 @@
 """fairseq-train command lines from the config, and resumable training runs.
 
-A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` by default, and Snakemake only deletes
-the declared output (``model.pt``, written at the very end), never the checkpoint folder. Raising ``max_update`` or
+A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` by default (one cut short by the kill is
+replaced by the newest complete checkpoint), and Snakemake only deletes the declared output (``model.pt``, written at
+the very end), never the checkpoint folder. Raising ``max_update`` or
 ``max_minutes`` continues the same run (fairseq counts the training time of earlier runs); any other change of the
 training settings (architecture, data, learning rate ...) moves the old checkpoints aside and starts afresh.
 
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 TRAIN_DEFAULTS = {
@@ -187,8 +189,32 @@ def write_start_checkpoint(cfg, model_state: dict, out: str, optimizer_history: 
     os.replace(tmp, out)  # a killed job leaves no half-written checkpoint
 
 
+def repair_last_checkpoint(save: Path) -> None:
+    """A job killed while fairseq wrote ``checkpoint_last.pt`` (it writes one checkpoint in place, then copies it to
+    the other names) leaves a truncated file that fairseq cannot resume from (a SLURM ``scancel`` did, in the cluster
+    fault test). Such a file is moved aside, and the newest complete checkpoint of the folder, if any, becomes
+    ``checkpoint_last.pt``; else training starts afresh. (A checkpoint is a zip archive: a truncated one has no
+    central directory.)"""
+    last = save / "checkpoint_last.pt"
+    if not last.exists() or zipfile.is_zipfile(last):
+        return
+    bad = last.with_name(f"checkpoint_last.pt.truncated-{time.strftime('%Y%m%d-%H%M%S')}")
+    last.rename(bad)
+    complete = [p for p in save.glob("checkpoint*.pt") if zipfile.is_zipfile(p)]
+    if not complete:
+        print(f"{last} was cut short (moved to {bad.name}) and no other checkpoint is complete: training starts "
+              f"afresh", flush=True)
+        return
+    newest = max(complete, key=lambda p: p.stat().st_mtime)
+    tmp = save / "checkpoint_last.pt.tmp"
+    shutil.copyfile(newest, tmp)
+    os.replace(tmp, last)
+    print(f"{last} was cut short (moved to {bad.name}): resuming from a copy of {newest.name}", flush=True)
+
+
 def _train_locked(cmd: list[str], save: Path, model_out: str, summary_out: str, threads: int) -> dict:
     _set_aside_stale_checkpoints(save, cmd)
+    repair_last_checkpoint(save)
     cmd = fresh_start(cmd, save)
     resumed = (save / "checkpoint_last.pt").exists()
     if resumed:

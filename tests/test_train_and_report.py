@@ -5,7 +5,8 @@ import pandas as pd
 from fastdec.fairseq_generate import parse_generate_output
 from fastdec.claims.report import build_report
 from fastdec.tracks.mt.tables import at_table
-from fastdec.train import _set_aside_stale_checkpoints, fairseq_train_command, flag_args, run_fingerprint
+from fastdec.train import (_set_aside_stale_checkpoints, fairseq_train_command, flag_args, repair_last_checkpoint,
+                           run_fingerprint)
 
 
 def test_flag_args():
@@ -95,3 +96,30 @@ def test_fresh_start_drops_the_recorded_training_time(tmp_path):
     assert torch.equal(state["model"]["w"], torch.ones(2))
     assert torch.load(teacher, weights_only=False)["extra_state"]["previous_training_time"] == 727.0
     assert fresh_start(["fairseq-train", "bin"], tmp_path) == ["fairseq-train", "bin"]
+
+
+def test_a_checkpoint_cut_short_by_a_killed_job_is_replaced_by_the_newest_complete_one(tmp_path):
+    """A job killed while fairseq copied its checkpoint to checkpoint_last.pt left a truncated file fairseq could not
+    resume from: it is moved aside and the newest complete checkpoint resumed instead, or, with none, training
+    starts afresh."""
+    import os
+
+    import torch
+
+    save = tmp_path / "checkpoints"
+    save.mkdir()
+    torch.save({"updates": 10}, save / "checkpoint_1_10.pt")
+    torch.save({"updates": 20}, save / "checkpoint_1_20.pt")
+    os.utime(save / "checkpoint_1_10.pt", (1, 1))
+    whole = (save / "checkpoint_1_20.pt").read_bytes()
+    (save / "checkpoint_last.pt").write_bytes(whole[: len(whole) // 2])
+    repair_last_checkpoint(save)
+    assert torch.load(save / "checkpoint_last.pt")["updates"] == 20
+    assert len(list(save.glob("checkpoint_last.pt.truncated-*"))) == 1
+    repair_last_checkpoint(save)  # a complete checkpoint_last.pt is left as it is
+    assert torch.load(save / "checkpoint_last.pt")["updates"] == 20
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "checkpoint_last.pt").write_bytes(whole[:100])
+    repair_last_checkpoint(alone)
+    assert not (alone / "checkpoint_last.pt").exists() and list(alone.glob("checkpoint_last.pt.truncated-*"))
