@@ -2,9 +2,9 @@
 
 A killed run resumes: fairseq-train restores ``<save_dir>/checkpoint_last.pt`` by default (one cut short by the kill is
 replaced by the newest complete checkpoint), and Snakemake only deletes the declared output (``model.pt``, written at
-the very end), never the checkpoint folder. Raising ``max_update`` or
-``max_minutes`` continues the same run (fairseq counts the training time of earlier runs); any other change of the
-training settings (architecture, data, learning rate ...) moves the old checkpoints aside and starts afresh.
+the very end), never the checkpoint folder. Raising ``max_update`` or ``max_minutes`` continues the same run (fairseq
+counts the training time of earlier runs); any other change of the training settings (architecture, data, learning
+rate ...) moves the old checkpoints aside and starts afresh.
 
 One job at a time trains a model: a job that finds another one training the same save dir (a cluster job orphaned by a
 killed Snakemake, and the job its rerun submits) waits for it; a model this exact command already trained to the end is

@@ -365,15 +365,16 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                         policy_s += clock() - t0
             # what each row was asked for (an empty proposal where a draft was asked counts as a rejected first token)
             asked = [st.max_draft for st in act] if policy is not None and drafter is not None and not held else None
-            wait = _waiting_rows(bver, act) if policy is not None and (held or not any(asked or ())) else None
+            wait = (_waiting_rows(bver, act) if policy is not None and (held or not any(asked or ())) else None
+                    ) or [False] * len(act)
             n = 1 + max(len(d) for d in drafts)
-            tokens = torch.tensor([[pad] * n if wait and wait[r] else [st.prefix[-1]] + d + [pad] * (n - 1 - len(d))
-                                   for r, (st, d) in enumerate(zip(act, drafts))], dtype=torch.long)
-            hidden = bver.forward(tokens, [0 if wait and wait[r] else len(d) + 1 for r, d in enumerate(drafts)])
+            tokens = torch.tensor([[pad] * n if w else [st.prefix[-1]] + d + [pad] * (n - 1 - len(d))
+                                   for w, st, d in zip(wait, act, drafts)], dtype=torch.long)
+            hidden = bver.forward(tokens, [0 if w else len(d) + 1 for w, d in zip(wait, drafts)])
             decided = accept.accept_batch(drafts, rows.of(hidden, js, [st.max_len for st in act]))
             keep = []
             for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
-                if wait and wait[r]:  # (fed nothing: no iteration of its own)
+                if wait[r]:  # (fed nothing: no iteration of its own)
                     stats[active[r]].planned.pop()
                     keep.append(r)
                     continue

@@ -888,25 +888,32 @@ class CostAwarePolicy:
         """``cost.extra(rows + t, projected, base=rows)`` from two tables (what the fed tokens add and what the projected
         rows add are separate terms), each extended only as far as a choice reads it: the batched choice reads one per
         candidate token, and four interpolations each cost a padded choice 0.1-0.2 ms at B = 4."""
-        shift = max(cost.batch - rows, 0)
-        fed = self._extras.setdefault(("fed", id(cost), rows), [])
-        while len(fed) <= t:
-            fed.append(max(_interpolate(cost.fed, cost.pass_s, rows + len(fed) + shift)
-                           - _interpolate(cost.fed, cost.pass_s, rows + shift), 0.0))
-        proj = self._extras.setdefault(("projected", id(cost), rows), [])  # from ``rows`` projected rows on
-        while len(proj) <= projected - rows:
-            proj.append(max(_interpolate(cost.rows, cost.rows_s, rows + len(proj) + shift)
-                            - _interpolate(cost.rows, cost.rows_s, rows + shift), 0.0))
+        fed, proj = self._padded_lists(cost, rows, t, projected)
         return fed[t] + proj[projected - rows]
 
+    def _padded_lists(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[List[float], List[float]]:
+        """The two tables of :meth:`_padded_extra` (by fed tokens past ``rows``, by projected rows past ``rows``),
+        extended to at least ``t`` and ``projected``."""
+        shift = max(cost.batch - rows, 0)
+        fed = self._extras.setdefault(("fed", id(cost), rows), [])
+        if len(fed) <= t:
+            base = _interpolate(cost.fed, cost.pass_s, rows + shift)
+            fed.extend(max(_interpolate(cost.fed, cost.pass_s, rows + i + shift) - base, 0.0)
+                       for i in range(len(fed), t + 1))
+        proj = self._extras.setdefault(("projected", id(cost), rows), [])
+        if len(proj) <= projected - rows:
+            base = _interpolate(cost.rows, cost.rows_s, rows + shift)
+            proj.extend(max(_interpolate(cost.rows, cost.rows_s, rows + i + shift) - base, 0.0)
+                        for i in range(len(proj), projected - rows + 1))
+        return fed, proj
+
     def _padded_tables(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[np.ndarray, np.ndarray]:
-        """:meth:`_padded_extra`'s two tables as arrays, at least up to ``t`` fed and ``projected`` projected rows."""
+        """:meth:`_padded_lists` as arrays."""
         key = ("arrays", id(cost), rows)
         have = self._extras.get(key)
         if have is None or have[0].size <= t or have[1].size <= projected - rows:
-            self._padded_extra(cost, rows, t, projected)
-            have = self._extras[key] = (np.asarray(self._extras[("fed", id(cost), rows)]),
-                                        np.asarray(self._extras[("projected", id(cost), rows)]))
+            fed, proj = self._padded_lists(cost, rows, t, projected)
+            have = self._extras[key] = (np.asarray(fed), np.asarray(proj))
         return have
 
     def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
@@ -1034,8 +1041,8 @@ class CostAwarePolicy:
         as :meth:`_ranked` ranks them, and the number of them that maximises expected tokens per second, where the
         t best cost the drafter of the rows they ask, the pass's extra tokens, the projected rows (exact acceptance
         projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
-        8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise)``, None where
-        no draft clears :meth:`_bar`."""
+        8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise, whether they
+        took about every position ranked)``, None where no draft clears :meth:`_bar`."""
         H = max(limits, default=0)  # (limits are at most the horizon)
         if H <= 0:
             return None
@@ -1255,6 +1262,8 @@ class CostAwarePolicy:
             del self._batch_skips[key]
             self._last = self.batch_cost(verifier, B)
             return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
+        t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
+        limits = [min(st.max_draft, self.horizon) for st in states]
         standing, self._standing = self._standing, None
         if standing is not None and standing[1] > 0:
             # the last padded choice took every position worth 1 % or more: no position's cost outweighed its value,
@@ -1263,14 +1272,12 @@ class CostAwarePolicy:
             # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
             # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
             # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
-            n = [min(st.max_draft, self.horizon) if st.extra.get("policy_standing", True) else 0 for st in states]
+            n = [lim if st.extra.get("policy_standing", True) else 0 for st, lim in zip(states, limits)]
             if any(n):
                 self._standing = (standing[0], standing[1] - 1)
                 self._last = self.batch_cost(verifier, B)
                 self._skipped_s = 0.0
                 return n
-        t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
-        limits = [min(st.max_draft, self.horizon) for st in states]
         cost = self._last = self.batch_cost(verifier, B)
         if not self.reach[1]:
             # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
