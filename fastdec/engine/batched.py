@@ -303,11 +303,13 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     batch = DecodeStats(method=method or accept.name, device=str(dev))
     stats = [DecodeStats(id=i, method=batch.method, src_len=s.numel(), device=str(dev)) for i, s in zip(ids, sources)]
     rows = BatchedMaskedLogProbs(ver, unk_penalty)
-    if policy is not None:
-        policy.prepare(ver, B)
     reset_peak_memory(dev)
     timer = ModuleTimer(batch, dev, sync=sync_timing)
+    clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
     timer.start()
+    if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
+        policy.prepare(ver, B)
+        policy_s = timer.lap("other")
     with torch.inference_mode():
         bver.start(sources)
         states = [DecodeState(
@@ -321,7 +323,6 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
         first = True
-        clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]

@@ -123,12 +123,14 @@ def draft_verify_accept(
         drafter.check_acceptance(accept)
         check_same_device(drafter, dev)
 
-    if policy is not None:
-        policy.prepare(verifier, 1)
     stats = DecodeStats(id=sent_id, method=method or accept.name, src_len=src_tokens.numel(), device=str(dev))
     reset_peak_memory(dev)
     timer = ModuleTimer(stats, dev, sync=sync_timing)
+    clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
     timer.start()
+    if policy is not None:  # (its time is the sentence's: a measurement it makes is the warm-up's)
+        policy.prepare(verifier, 1)
+        policy_s = timer.lap("other")
 
     with torch.inference_mode():
         encoder_out = verifier.start(src_tokens)
@@ -145,7 +147,6 @@ def draft_verify_accept(
         cap_draft = max_len if max_draft_len is None else int(max_draft_len)
         rows = MaskedLogProbs(verifier, max_len, unk_penalty)
         finished = False
-        clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
         while not finished:
             j = len(prefix) - 1
             state.max_draft = min(max_len - j, cap_draft)

@@ -56,6 +56,7 @@ models, batch 1 and batched, every backend).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import heapq
 import json
@@ -63,6 +64,7 @@ import logging
 import os
 import platform
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -85,6 +87,7 @@ _MANY_POSITIONS = 96
 # the iterations a padded choice that took every position worth 1 % or more stands for (:meth:`choose_batch`)
 _STANDING = 16
 _NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
+_NO_STAND = (0, [0], (0.0, 0.0))  # CostAwarePolicy._first_stand where no batch-1 first choice stands
 
 
 def _nearest(keys, key: int) -> int:
@@ -311,7 +314,9 @@ def _cache_dir() -> Optional[Path]:
     return Path(home) / "fastdec" / "pass_cost"
 
 
+@functools.lru_cache(maxsize=None)
 def _machine(device: torch.device) -> str:
+    """The GPU's or the CPU's name (read once a process)."""
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     try:
@@ -323,14 +328,30 @@ def _machine(device: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
+# a model's weights digest, kept with the tensors' storages and in-place versions it was made from (a benchmark
+# builds a policy per method: hashing a model's first values took 1.8 ms per policy)
+_DIGESTS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _weights_digest(model: torch.nn.Module) -> bytes:
+    """A digest of the model's weights: their names, shapes and first values."""
+    seen = tuple((t.data_ptr(), t._version) for t in model.parameters())
+    kept = _DIGESTS.get(model)
+    if kept is not None and kept[0] == seen:
+        return kept[1]
+    h = hashlib.sha256()
+    for name, t in model.state_dict().items():
+        h.update(f"{name}{tuple(t.shape)}".encode())
+        h.update(t.detach().reshape(-1)[:32].to("cpu", torch.float64).numpy().tobytes())
+    _DIGESTS[model] = (seen, h.digest())
+    return h.digest()
+
+
 def pass_cost_key(verifier, horizon: int, batch: int) -> str:
     """What a measured pass cost depends on: the model's weights (their names, shapes and first values), the backend
     and its code (torch's version; the fast backend's compiled library, named by its source, flags and CPU),
     precision and device (the GPU's or CPU's name), torch's threads, the batch size and the horizon."""
-    h = hashlib.sha256()
-    for name, t in verifier.model.state_dict().items():
-        h.update(f"{name}{tuple(t.shape)}".encode())
-        h.update(t.detach().reshape(-1)[:32].to("cpu", torch.float64).numpy().tobytes())
+    h = hashlib.sha256(_weights_digest(verifier.model))
     library = os.path.basename(getattr(getattr(verifier, "lib", None), "_name", "") or "")
     h.update("\0".join(map(str, [_CACHE_VERSION, getattr(verifier, "backend", "torch"), library, torch.__version__,
                                   verifier.dtype, _machine(verifier.device), torch.get_num_threads(), batch,
@@ -374,7 +395,7 @@ class _ExtraFit:
 
     def __init__(self, decay: float = 0.9):
         self.decay = decay
-        self.sums = [0.0] * 5  # weight, x, y, x*x, x*y
+        self.sums = (0.0,) * 5  # weight, x, y, x*x, x*y
         self.line = (0.0, 1.0)  # the last solve's (fixed, factor)
 
     def add(self, predicted: float, seen: float) -> tuple:
@@ -387,10 +408,18 @@ class _ExtraFit:
         # one pass counts at most a third or three times what the line says it costs: a pass that met a cold cache or
         # a new shape's first allocation moves the line a step, not to a cost that stops drafting from then on;
         # a lasting change moves it over a few passes
-        expect = self.line[0] + self.line[1] * x
+        fixed, factor = self.line
+        expect = fixed + factor * x
         seen = min(max(seen, expect / 3.0), 3.0 * expect)
-        self.sums = [d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen]
-        self.line = self.solve()
+        n, sx, sy, sxx, sxy = d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen
+        self.sums = (n, sx, sy, sxx, sxy)
+        # :meth:`solve` inline (once per drafted pass of a batch-1 decode)
+        mx, my = sx / n, sy / n
+        var = sxx / n - mx * mx
+        factor = (sxy / n - mx * my) / var if var > (0.25 * mx) ** 2 else sy / sx
+        factor = 0.25 if factor < 0.25 else (8.0 if factor > 8.0 else factor)
+        fixed = my - factor * mx
+        self.line = (fixed if fixed > 0.0 else 0.0, factor)
         return self.line
 
     def solve(self) -> tuple:
@@ -456,6 +485,12 @@ class CostAwarePolicy:
         # the expected tokens of a draft of n (1 + their sum), up to the last position worth 1 % or more
         self._first_p: List[float] = [1.0]
         self._first_e: List[float] = [1.0]
+        # batch 1: a sentence's first choice by its limit (entry ``min(limit, last)``), made at the first sentence
+        # after a refresh, standing for the next ``_STANDING - 1`` sentences while the pass's fixed seconds (a greedy
+        # step, the drafter's call and start, the fit's fixed part) and the fit's factor stay within a factor of 2 of
+        # those it was made with (the fit's line moves 10-50 % from one pass to the next on the fast backend; a
+        # drafter that became dear is seen at once): (sentences left, answers, (fixed seconds, factor))
+        self._first_stand: tuple = _NO_STAND
         self._stale = 0
         self._drafter_s: Dict[int, float] = {}  # running mean of one drafter call (seconds) by rows drafted
         self.cost: Optional[PassCost] = None
@@ -508,6 +543,8 @@ class CostAwarePolicy:
         # is kept on its state (``policy_standing``)
         self._standing: Optional[tuple] = None
         self._iter_s, self._iter_accepted = 0.0, 0  # this iteration's drafter seconds and accepted draft tokens
+        # batch-1 iterations whose input-wide counting waits (:meth:`observe_iteration`)
+        self._waiting_iterations: List[tuple] = []
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
 
     # ------------------------------------------------------------------ cost
@@ -529,6 +566,7 @@ class CostAwarePolicy:
     def use_cost(self, cost: PassCost) -> PassCost:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
         self._costs[cost.batch] = cost
+        self._first_stand = _NO_STAND
         self._extras.clear()
         self._cost_for.clear()
         if cost.batch == 1:
@@ -666,6 +704,7 @@ class CostAwarePolicy:
             values.append(p)
             expected.append(e)
         self._first_p, self._first_e = values, expected
+        self._first_stand = _NO_STAND
         self._stale = 0
 
     @staticmethod
@@ -700,14 +739,37 @@ class CostAwarePolicy:
                           drafter_s: Optional[float] = None, asked: int = 0) -> None:
         """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked) for ``asked``
         tokens (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took
-        ``seconds`` (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count; a call fewer per
-        iteration where every call shows)."""
-        if drafter_s is not None:  # (observe_drafter at one row: batch 1 judges no batch pass by it)
-            self._mean(self._drafter_s, 1, drafter_s)
-            self._version += 1
-        if asked > 0 or drafted > 0:
-            self.observe(state, drafted, accepted, asked)
-        self._observe_row_pass(seconds, drafted)
+        ``seconds`` (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The sentence's
+        counts are added now (its next choice reads them); the rest waits in a list until it holds an eighth of the
+        input's counts or 32 iterations (:meth:`_flush_iterations`): counted one by one between two passes of the C
+        backend, each iteration's counting cost 3-4 times what it costs among the others (the pass leaves the caches
+        cold), and what the choice reads of them moves little in 32 iterations."""
+        if drafted > 0:
+            top = min(accepted + 1, drafted, self.horizon)
+            got = accepted if accepted < top else top
+        elif asked > 0:
+            top, got = 1, 0
+        else:
+            top = got = 0
+        pending = self._waiting_iterations
+        pending.append((top, got, top > 0 and self._count_sentence(state, top, got), accepted, drafted, seconds,
+                        drafter_s))
+        if len(pending) >= 32 or 8 * len(pending) >= self.reach[1]:
+            self._flush_iterations()
+
+    def _flush_iterations(self) -> None:
+        """Count the batch-1 iterations :meth:`observe_iteration` kept waiting: the drafter's calls, the input's
+        counts and the passes."""
+        pending, self._waiting_iterations = self._waiting_iterations, []
+        d = self._drafter_s
+        for top, got, first, accepted, drafted, seconds, drafter_s in pending:
+            if drafter_s is not None:  # (observe_drafter at one row: batch 1 judges no batch pass by it)
+                d[1] = 0.8 * d[1] + 0.2 * drafter_s if 1 in d else drafter_s  # (_mean)
+                self._version += 1
+            if top:
+                self._iter_accepted += accepted
+                self._count(top, got, first)
+            self._observe_row_pass(seconds, drafted)
 
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
@@ -967,18 +1029,30 @@ class CostAwarePolicy:
             top, got = 1, 0
         else:
             return
-        self._version += 1
         self._iter_accepted += accepted
+        self._count(top, got, self._count_sentence(state, top, got))
+
+    def _count_sentence(self, state, top: int, got: int) -> bool:
+        """Add an iteration that reached position ``top`` and accepted ``got`` to its sentence's counts; whether it was
+        the sentence's first drafted iteration."""
         sent = state.extra.get("policy_counts")
-        if sent is None:  # the sentence's first drafted iteration
+        first = sent is None
+        if first:
             sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))
+        s_reach, s_acc = sent
+        for m in range(1, got + 1):
+            s_reach[m] += 1
+            s_acc[m] += 1
+        for m in range(got + 1, top + 1):
+            s_reach[m] += 1
+        return first
+
+    def _count(self, top: int, got: int, first: bool) -> None:
+        """Add an iteration that reached position ``top`` and accepted ``got`` to the input's counts."""
+        self._version += 1
+        if first:
             self._ends_first[top] += 1
             self._gots_first[got] += 1
-        s_reach, s_acc = sent
-        for m in range(1, top + 1):
-            s_reach[m] += 1
-        for m in range(1, got + 1):
-            s_acc[m] += 1
         self._ends[top] += 1  # (the counts by position are added up at the refresh)
         self._gots[got] += 1
         if top > self._fold_top:
@@ -1171,13 +1245,34 @@ class CostAwarePolicy:
         """The batch-1 draft length ``1 .. limit`` with the most expected tokens per second, where it promises
         ``margin`` times a greedy step's (``step`` seconds); else 0. ``sent``: the sentence's counts (None: none yet)."""
         table, factor = self._table, self.extra_factor  # (_scale is 1 at batch 1)
-        drafter = self.drafter_cost(1) + (0.0 if started else self.start_cost(1)) + self.extra_fixed
+        d, s = self._drafter_s, self._start_s
+        drafter = ((d[1] if 1 in d else self.drafter_cost(1)) + self.extra_fixed
+                   + (0.0 if started else (s[1] if 1 in s else self.start_cost(1))))
+        base = step + drafter
+        first = sent is None and not started and margin == self.margin
+        if first:  # a sentence's first draft: the standing answers by limit, while what they were made with holds
+            left, upto, made = self._first_stand
+            if left > 0 and 0.5 * made[0] < base < 2.0 * made[0] and 0.5 * made[1] < factor < 2.0 * made[1]:
+                self._first_stand = (left - 1, upto, made)
+                return upto[limit if limit < len(upto) else -1]
         best_n, best = 0, margin / step
-        expected, p, base = 1.0, 1.0, step + drafter
+        expected, p = 1.0, 1.0
         least = self._least_after  # the smallest cost one more position adds, from position n on
         bar = factor * best  # (this loop runs every iteration of a batch-1 decode: kept to plain arithmetic)
         if sent is None:  # the sentence's first draft: the refreshed values
             values, expected_at = self._first_p, self._first_e
+            if first:  # the answer at every limit, read to the last position worth 1 % (or where the loop stops)
+                upto = [0]
+                for n in range(1, len(values)):
+                    p = values[n]
+                    if p < bar * least[n - 1]:
+                        break
+                    rate = expected_at[n] / (base + factor * table[n])
+                    if rate > best:
+                        best_n, best, bar = n, rate, factor * rate
+                    upto.append(best_n)
+                self._first_stand = (_STANDING - 1, upto, (base, factor))
+                return upto[limit if limit < len(upto) else -1]
             for n in range(1, min(limit, len(values) - 1) + 1):
                 p = values[n]
                 if p < bar * least[n - 1]:

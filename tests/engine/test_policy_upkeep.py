@@ -1,0 +1,120 @@
+"""What the cost-aware policy does between two passes at batch 1, kept small: a sentence's first choice stands (one
+answer per limit, made again when what it was made with moved), an iteration's input-wide counting waits for a few
+more, a model's weights are hashed once for the cost cache, and the policy's time at a sentence's start is the
+sentence's."""
+import time
+
+import torch
+from helpers.policy import State, accepted_at, policy_with, synthetic_cost
+
+import fastdec.engine.policy as policy_module
+from fastdec.engine import InputCopyDrafter, accept_top1
+from fastdec.engine.batched import decode_batched
+from fastdec.engine.loop import draft_verify_accept
+from fastdec.engine.policy import CostAwarePolicy, pass_cost_key
+
+
+def fresh_answer(policy, limit: int) -> int:
+    """The first choice at ``limit`` computed now, not read from a standing one."""
+    policy._first_stand = policy_module._NO_STAND
+    return policy._best_length(limit, False, None, policy.cost.step_s, policy.margin)
+
+
+def test_a_standing_first_choice_answers_every_limit_as_the_loop_would():
+    for per_token, accepted in ((2e-6, 950), (3e-5, 900), (3e-5, 600), (1e-4, 700)):
+        policy = policy_with({1: (1e-4, per_token, 1e-5, 2e-4)}, horizon=40)
+        accepted_at(policy, accepted)
+        made = [fresh_answer(policy, limit) for limit in range(1, 41)]
+        fresh_answer(policy, 40)  # a standing answer made at the horizon ...
+        stood = [policy._best_length(limit, False, None, policy.cost.step_s, policy.margin) for limit in range(1, 16)]
+        assert stood == made[:15]  # ... answers the shorter limits as a choice made at each would
+        assert any(0 < n < 40 for n in made) or per_token == 2e-6
+    assert made[-1] < 40 and max(made) > 0
+
+
+def test_a_first_choice_stands_for_a_few_sentences_and_while_its_costs_hold():
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=20)
+    accepted_at(policy, 900)
+    step = policy.cost.step_s
+    first = policy._best_length(20, False, None, step, policy.margin)
+    assert first > 0 and policy._first_stand[0] == policy_module._STANDING - 1
+    policy.extra_fixed = 1.0  # a pass that suddenly costs seconds: not a standing answer's to give
+    assert policy._best_length(20, False, None, step, policy.margin) == 0
+    policy.extra_fixed = 0.0
+    policy._best_length(20, False, None, step, policy.margin)
+    for _ in range(policy_module._STANDING - 1):
+        policy._best_length(20, False, None, step, policy.margin)
+    assert policy._first_stand[0] == 0  # spent: the next first choice is made again
+    policy._best_length(20, False, None, step, policy.margin)
+    assert policy._first_stand[0] == policy_module._STANDING - 1
+    accepted_at(policy, 300)  # a refresh of the rates ends it at once
+    assert policy._first_stand[0] == 0
+
+
+def test_an_iteration_counts_for_its_sentence_at_once_and_for_the_input_a_little_later():
+    """Counted through observe_iteration (the loop's call), the counts, the drafter's cost and the fit of the passes
+    end where counting each iteration at once (observe, observe_drafter, observe_pass) leaves them."""
+    late = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+    now = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+    accepted_at(late, 800)
+    accepted_at(now, 800)
+    rng = torch.Generator().manual_seed(0)
+    sentence_late, sentence_now = State(12), State(12)
+    for i in range(100):
+        drafted = int(torch.randint(0, 13, (1,), generator=rng))
+        accepted = int(torch.randint(0, drafted + 1, (1,), generator=rng))
+        seconds, drafter_s = 2e-4 + 3e-5 * drafted, (1e-5 * (1 + i % 3) if drafted else None)
+        if i % 7 == 0:
+            sentence_late, sentence_now = State(12), State(12)
+        late.observe_iteration(sentence_late, drafted, accepted, seconds, drafter_s, asked=drafted)
+        if drafter_s is not None:
+            now._drafter_s[1] = 0.8 * now._drafter_s[1] + 0.2 * drafter_s if 1 in now._drafter_s else drafter_s
+        now.observe(sentence_now, drafted, accepted, drafted)
+        now.observe_pass(seconds, [drafted])
+        assert sentence_late.extra.get("policy_counts") == sentence_now.extra.get("policy_counts")
+        assert len(late._waiting_iterations) < 32
+    assert late._waiting_iterations and late._stale < now._stale  # (some wait ...)
+    late._flush_iterations()  # (... and once counted, nothing differs)
+    counted = ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_drafter_s", "extra_fixed", "extra_factor")
+    assert [getattr(late, a) for a in counted] == [getattr(now, a) for a in counted]
+    late._refresh()
+    now._refresh()
+    assert (late.reach, late.acc, late.q, late.q_first) == (now.reach, now.acc, now.q, now.q_first)
+
+
+def test_the_first_iterations_are_counted_at_once():
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+    policy.observe_iteration(State(12), 5, 3, 3e-4, 1e-5, asked=5)
+    assert policy.reach[1] == 1 and not policy._waiting_iterations
+
+
+def test_the_cost_key_hashes_weights_once_and_again_after_they_change():
+    from conftest import copy_model
+
+    model, _, ver = copy_model()
+    policy_module._DIGESTS.pop(ver.model, None)
+    key = pass_cost_key(ver, 8, 1)
+    assert ver.model in policy_module._DIGESTS and pass_cost_key(ver, 8, 1) == key
+    with torch.no_grad():
+        next(ver.model.parameters()).view(-1)[0] += 1.0  # in place: the same storage, a new version
+    assert pass_cost_key(ver, 8, 1) != key
+
+
+class SlowToPrepare(CostAwarePolicy):
+    def prepare(self, verifier, batch: int = 1) -> None:
+        super().prepare(verifier, batch)
+        time.sleep(0.02)
+
+
+def test_the_policy_s_start_of_a_sentence_counts_in_its_time():
+    from conftest import copy_model
+
+    _, d, ver = copy_model()
+    src = torch.tensor([5, 6, 7, 8, d.eos()])
+    policy = SlowToPrepare(8)
+    policy.use_cost(policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}).cost)
+    one = draft_verify_accept(ver, src, InputCopyDrafter(), accept_top1, policy=policy, max_len_b=8).stats
+    assert one.time >= 0.02 and one.time_modules["policy"] >= 0.02 and one.time_other >= 0.02
+    policy.use_cost(synthetic_cost(2, 1e-4, 3e-5, 1e-5, 2e-4))
+    out = decode_batched(ver, [src, src], InputCopyDrafter(), accept_top1, policy=policy, batch_size=2, max_len_b=8)
+    assert all(r.stats.time >= 0.01 and r.stats.time_modules["policy"] >= 0.01 for r in out)  # (half a batch's)
