@@ -736,10 +736,11 @@ class CostAwarePolicy:
         self._version += 1
 
     def observe_iteration(self, state, drafted: int, accepted: int, seconds: float,
-                          drafter_s: Optional[float] = None, asked: int = 0) -> None:
-        """A batch-1 iteration in one call: the drafter's call took ``drafter_s`` (None: it was not asked) for ``asked``
-        tokens (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took
-        ``seconds`` (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The sentence's
+                          drafter_s: Optional[float] = None, asked: int = 0, start_s: Optional[float] = None) -> None:
+        """A batch-1 iteration in one call: the drafter started in ``start_s`` (None: it had started before;
+        :meth:`observe_start`), its call took ``drafter_s`` (None: it was not asked) for ``asked`` tokens
+        (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds``
+        (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The sentence's
         counts are added now (its next choice reads them); the rest waits in a list until it holds an eighth of the
         input's counts or 32 iterations (:meth:`_flush_iterations`): counted one by one between two passes of the C
         backend, each iteration's counting cost 3-4 times what it costs among the others (the pass leaves the caches
@@ -751,6 +752,8 @@ class CostAwarePolicy:
             top, got = 1, 0
         else:
             top = got = 0
+        if start_s is not None:
+            self.observe_start(start_s)
         pending = self._waiting_iterations
         pending.append((top, got, top > 0 and self._count_sentence(state, top, got), accepted, drafted, seconds,
                         drafter_s))

@@ -114,7 +114,7 @@ def test_the_policy_s_start_of_a_sentence_counts_in_its_time():
     policy = SlowToPrepare(8)
     policy.use_cost(policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}).cost)
     one = draft_verify_accept(ver, src, InputCopyDrafter(), accept_top1, policy=policy, max_len_b=8).stats
-    assert one.time >= 0.02 and one.time_modules["policy"] >= 0.02 and one.time_other >= 0.02
+    assert one.time >= 0.02 and one.time_modules["policy"] >= 0.02
     policy.use_cost(synthetic_cost(2, 1e-4, 3e-5, 1e-5, 2e-4))
     out = decode_batched(ver, [src, src], InputCopyDrafter(), accept_top1, policy=policy, batch_size=2, max_len_b=8)
     assert all(r.stats.time >= 0.01 and r.stats.time_modules["policy"] >= 0.01 for r in out)  # (half a batch's)
