@@ -1091,15 +1091,18 @@ class CostAwarePolicy:
             if p >= least:
                 heap.append((-p, r, 1))
         heapq.heapify(heap)
+        replace, pop = heapq.heapreplace, heapq.heappop
         while heap:
-            p, r, m = heapq.heappop(heap)
+            p, r, m = heap[0]
             p = -p
             yield p, r, m
             m += 1
             if m <= limits[r]:
                 p *= rate(r, m)
                 if p >= least:
-                    heapq.heappush(heap, (-p, r, m))
+                    replace(heap, (-p, r, m))  # (the row's next position in its place: one sift, not two)
+                    continue
+            pop(heap)
 
     def _depth(self) -> int:
         """How deep a draft's positions keep a value of 1 % or more by the rates across the input: about how many of a
@@ -1447,10 +1450,11 @@ class CostAwarePolicy:
         taken = []  # the rows of the positions read, in order
         took_all = False
         cap = self._bet_cap(step)
+        fresh_rows = [not st.extra.get("drafter_started") for st in states]
         for t, (p, r, m) in enumerate(self._ranked(states, limits, floor) if floor < 1.0 else (), 1):
             taken.append(r)
             expected += p
-            fresh = not states[r].extra.get("drafter_started")
+            fresh = fresh_rows[r]
             if t + 1 >= len(extra):
                 extra = self._extra_upto(cost, B, 2 * t + 2)
             if r not in asked:
