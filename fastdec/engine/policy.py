@@ -87,7 +87,7 @@ _MANY_POSITIONS = 96
 # the iterations a padded choice that took every position worth 1 % or more stands for (:meth:`choose_batch`)
 _STANDING = 16
 _NO_SKIP = (-1, False, 0, 0.0, 0.0)  # CostAwarePolicy._skip where no batch-1 "no draft" is held
-_NO_STAND = (0, [0], (0.0, 0.0))  # CostAwarePolicy._first_stand where no batch-1 first choice stands
+_NO_STAND = (0, [0], (0.0, 0.0))  # CostAwarePolicy._first_stands' entry where no batch-1 first choice stands
 
 
 def _nearest(keys, key: int) -> int:
@@ -489,8 +489,9 @@ class CostAwarePolicy:
         # after a refresh, standing for the next ``_STANDING - 1`` sentences while the pass's fixed seconds (a greedy
         # step, the drafter's call and start, the fit's fixed part) and the fit's factor stay within a factor of 2 of
         # those it was made with (the fit's line moves 10-50 % from one pass to the next on the fast backend; a
-        # drafter that became dear is seen at once): (sentences left, answers, (fixed seconds, factor))
-        self._first_stand: tuple = _NO_STAND
+        # drafter that became dear is seen at once): (sentences left, answers, (fixed seconds, factor)) by the margin
+        # asked (a held "no draft" asks at every new sentence whether the first draft promises ``resume``)
+        self._first_stands: Dict[float, tuple] = {}
         self._stale = 0
         self._drafter_s: Dict[int, float] = {}  # running mean of one drafter call (seconds) by rows drafted
         self.cost: Optional[PassCost] = None
@@ -507,6 +508,7 @@ class CostAwarePolicy:
         self._version = 0
         # the last batch-1 "no draft": (version, drafter started, times reused, greedy pass, probe's cost)
         self._skip: tuple = _NO_SKIP
+        self._held_on = -1  # the version at which a new sentence last kept the held "no draft" (new_sentence)
         # what decoding itself measures: a greedy pass by its number of rows (a pass of few rows, at the end of a
         # batch, costs more per row than a full one), and how the measured cost of the extra draft tokens relates to
         # the prediction (a fixed part and a factor on it) -- the calibration is a start, not the truth
@@ -521,6 +523,7 @@ class CostAwarePolicy:
         self._batch_greedy: Dict[int, float] = {}
         self._pending: Dict[int, List[tuple]] = {}
         self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
+        self._prepared_for = None  # the verifier ``_rows_fused`` was read from
         self._extras: Dict[tuple, List[float]] = {}
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
         # the last "no draft" choice by row class (rows.bit_length()) while it holds: ((version, rows, made with rows'
@@ -566,7 +569,7 @@ class CostAwarePolicy:
     def use_cost(self, cost: PassCost) -> PassCost:
         """Decide with ``cost`` (measured elsewhere, or read back) for its batch size."""
         self._costs[cost.batch] = cost
-        self._first_stand = _NO_STAND
+        self._first_stands.clear()
         self._extras.clear()
         self._cost_for.clear()
         if cost.batch == 1:
@@ -609,7 +612,8 @@ class CostAwarePolicy:
 
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
-        self._rows_fused = projects_real_positions(verifier)
+        if verifier is not self._prepared_for:
+            self._rows_fused, self._prepared_for = projects_real_positions(verifier), verifier
         if batch > 1:
             self.new_batch()
         else:
@@ -638,7 +642,10 @@ class CostAwarePolicy:
         the ended hold had counted towards the next probe and not taken are taken off that count."""
         if not (self.hold or self._skip[0] == self._version) or self.cost is None or not self.reach[1]:
             return
+        if self._held_on == self._version:
+            return  # asked at an earlier sentence, and nothing the answer depends on has changed since (no count, no cost)
         if not self._best_length(self.horizon, False, None, self.greedy_pass_s(1, self.cost), self.resume):
+            self._held_on = self._version
             return
         if self.hold:
             self._skipped_s = max(self._skipped_s - self.hold * self._skip[3], 0.0)
@@ -704,7 +711,7 @@ class CostAwarePolicy:
             values.append(p)
             expected.append(e)
         self._first_p, self._first_e = values, expected
-        self._first_stand = _NO_STAND
+        self._first_stands.clear()
         self._stale = 0
 
     @staticmethod
@@ -1255,11 +1262,11 @@ class CostAwarePolicy:
         drafter = ((d[1] if 1 in d else self.drafter_cost(1)) + self.extra_fixed
                    + (0.0 if started else (s[1] if 1 in s else self.start_cost(1))))
         base = step + drafter
-        first = sent is None and not started and margin == self.margin
+        first = sent is None and not started
         if first:  # a sentence's first draft: the standing answers by limit, while what they were made with holds
-            left, upto, made = self._first_stand
+            left, upto, made = self._first_stands.get(margin, _NO_STAND)
             if left > 0 and 0.5 * made[0] < base < 2.0 * made[0] and 0.5 * made[1] < factor < 2.0 * made[1]:
-                self._first_stand = (left - 1, upto, made)
+                self._first_stands[margin] = (left - 1, upto, made)
                 return upto[limit if limit < len(upto) else -1]
         best_n, best = 0, margin / step
         expected, p = 1.0, 1.0
@@ -1277,7 +1284,7 @@ class CostAwarePolicy:
                     if rate > best:
                         best_n, best, bar = n, rate, factor * rate
                     upto.append(best_n)
-                self._first_stand = (_STANDING - 1, upto, (base, factor))
+                self._first_stands[margin] = (_STANDING - 1, upto, (base, factor))
                 return upto[limit if limit < len(upto) else -1]
             for n in range(1, min(limit, len(values) - 1) + 1):
                 p = values[n]

@@ -16,7 +16,7 @@ from fastdec.engine.policy import CostAwarePolicy, pass_cost_key
 
 def fresh_answer(policy, limit: int) -> int:
     """The first choice at ``limit`` computed now, not read from a standing one."""
-    policy._first_stand = policy_module._NO_STAND
+    policy._first_stands.clear()
     return policy._best_length(limit, False, None, policy.cost.step_s, policy.margin)
 
 
@@ -37,18 +37,18 @@ def test_a_first_choice_stands_for_a_few_sentences_and_while_its_costs_hold():
     accepted_at(policy, 900)
     step = policy.cost.step_s
     first = policy._best_length(20, False, None, step, policy.margin)
-    assert first > 0 and policy._first_stand[0] == policy_module._STANDING - 1
+    assert first > 0 and policy._first_stands[policy.margin][0] == policy_module._STANDING - 1
     policy.extra_fixed = 1.0  # a pass that suddenly costs seconds: not a standing answer's to give
     assert policy._best_length(20, False, None, step, policy.margin) == 0
     policy.extra_fixed = 0.0
     policy._best_length(20, False, None, step, policy.margin)
     for _ in range(policy_module._STANDING - 1):
         policy._best_length(20, False, None, step, policy.margin)
-    assert policy._first_stand[0] == 0  # spent: the next first choice is made again
+    assert policy._first_stands[policy.margin][0] == 0  # spent: the next first choice is made again
     policy._best_length(20, False, None, step, policy.margin)
-    assert policy._first_stand[0] == policy_module._STANDING - 1
+    assert policy._first_stands[policy.margin][0] == policy_module._STANDING - 1
     accepted_at(policy, 300)  # a refresh of the rates ends it at once
-    assert policy._first_stand[0] == 0
+    assert policy.margin not in policy._first_stands
 
 
 def test_an_iteration_counts_for_its_sentence_at_once_and_for_the_input_a_little_later():
