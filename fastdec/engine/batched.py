@@ -322,7 +322,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             drafter.start_batch(states)
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
-        first = True
+        first, held_rows = True, 0
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
@@ -390,10 +390,12 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             verify_s = timer.lap("verifier")
             if policy is not None and not first:  # (a batch's first pass also allocates its caches)
                 t0 = clock()
-                if held:
-                    policy.observe_greedy_pass(verify_s, len(act))
-                else:
+                if not held:
                     policy.observe_pass(verify_s, [len(d) for d in drafts])
+                    held_rows = 0
+                elif len(act) != held_rows:  # a hold's greedy passes are measured once at each number of rows
+                    policy.observe_greedy_pass(verify_s, len(act))
+                    held_rows = len(act)
                 policy_s += clock() - t0
             first = False
             if len(keep) < len(active):
