@@ -1274,26 +1274,18 @@ class CostAwarePolicy:
         bar = factor * best  # (this loop runs every iteration of a batch-1 decode: kept to plain arithmetic)
         if sent is None:  # the sentence's first draft: the refreshed values
             values, expected_at = self._first_p, self._first_e
-            if first:  # the answer at every limit, read to the last position worth 1 % (or where the loop stops)
-                upto = [0]
-                for n in range(1, len(values)):
-                    p = values[n]
-                    if p < bar * least[n - 1]:
-                        break
-                    rate = expected_at[n] / (base + factor * table[n])
-                    if rate > best:
-                        best_n, best, bar = n, rate, factor * rate
-                    upto.append(best_n)
-                self._first_stands[margin] = (_STANDING - 1, upto, (base, factor))
-                return upto[limit if limit < len(upto) else -1]
-            for n in range(1, min(limit, len(values) - 1) + 1):
+            upto = [0]  # the answer at each limit; a first choice that will stand reads to the last position worth 1 %
+            for n in range(1, len(values) if first else min(limit, len(values) - 1) + 1):
                 p = values[n]
                 if p < bar * least[n - 1]:
                     break
                 rate = expected_at[n] / (base + factor * table[n])
                 if rate > best:
                     best_n, best, bar = n, rate, factor * rate
-            return best_n
+                upto.append(best_n)
+            if first:
+                self._first_stands[margin] = (_STANDING - 1, upto, (base, factor))
+            return upto[limit if limit < len(upto) else -1]
         w = self.weight
         q, (s_reach, s_acc) = self.q, sent
         for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
