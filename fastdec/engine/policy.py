@@ -628,7 +628,10 @@ class CostAwarePolicy:
         drafted passes wait for one (:meth:`observe_pass`); a "no draft" held over from the last batch is made again
         for the new rows where it came from the last rows' own counts, else it holds on (nothing it was made with has
         changed: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16, 6, 3 and 1 rows in
-        every batch, at 0.1-0.25 ms a choice)."""
+        every batch, at 0.1-0.25 ms a choice). Batch-1 iterations still waiting to be counted (a batch of one sentence
+        runs the batch-1 loop) are counted first, so that none is judged against a batch's choice."""
+        if self._waiting_iterations:
+            self._flush_iterations()
         self._batch_greedy, self._pending = {}, {}
         self._end_batch_hold()
         self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}

@@ -118,3 +118,12 @@ def test_the_policy_s_start_of_a_sentence_counts_in_its_time():
     policy.use_cost(synthetic_cost(2, 1e-4, 3e-5, 1e-5, 2e-4))
     out = decode_batched(ver, [src, src], InputCopyDrafter(), accept_top1, policy=policy, batch_size=2, max_len_b=8)
     assert all(r.stats.time >= 0.01 and r.stats.time_modules["policy"] >= 0.01 for r in out)  # (half a batch's)
+
+
+def test_iterations_waiting_to_be_counted_are_counted_before_a_batch_starts():
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+    accepted_at(policy, 800)
+    policy.observe_iteration(State(12), 5, 3, 3e-4, 1e-5, asked=5)
+    assert policy._waiting_iterations
+    policy.new_batch()
+    assert not policy._waiting_iterations and policy._stale == 1
