@@ -127,3 +127,22 @@ def test_iterations_waiting_to_be_counted_are_counted_before_a_batch_starts():
     assert policy._waiting_iterations
     policy.new_batch()
     assert not policy._waiting_iterations and policy._stale == 1
+
+
+def test_a_projection_measured_dearer_per_row_than_one_of_fewer_rows_is_read_at_their_rate():
+    """The PyTorch GEC model's measured projections at B = 16 (128 rows at 53 us a row against 29 at 64, the
+    allocator's doing): read at 64 rows' rate from 128 rows on, so that a large draft is not priced at the jump."""
+    from fastdec.engine.policy import PassCost
+
+    measured = PassCost(batch=16, fed=[16, 17, 24, 40, 56, 88, 120, 184, 248],
+                        pass_s=[5.4e-4, 8.0e-4, 8.6e-4, 1.15e-3, 1.37e-3, 1.96e-3, 2.48e-3, 3.52e-3, 4.71e-3],
+                        rows=[16, 32, 64, 128], rows_s=[5.55e-4, 9.82e-4, 1.866e-3, 6.851e-3], step_s=1.329e-3,
+                        pad_s=2.9e-6)
+    policy = CostAwarePolicy(64)
+    used = policy.use_cost(measured)
+    assert used.rows_s[:3] == measured.rows_s[:3] and abs(used.rows_s[3] - 2 * 1.866e-3) < 1e-12
+    assert policy._costs[16] is used
+    # 272 drafted tokens over 16 rows: 24 ms as measured, about the 13 ms such a pass took once read at 64 rows' rate
+    assert measured.extra(16 + 272, 16 + 272, base=16) > 0.023 and used.extra(16 + 272, 16 + 272, base=16) < 0.0135
+    linear = synthetic_cost(16, 1e-3, 2e-5, 3e-5, 2e-3)
+    assert policy.use_cost(linear) is linear  # (a projection no dearer per row as it grows: as measured)
