@@ -425,15 +425,8 @@ class _ExtraFit:
         fixed, factor = self.line
         expect = fixed + factor * x
         seen = min(max(seen, expect / 3.0), 3.0 * expect)
-        n, sx, sy, sxx, sxy = d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen
-        self.sums = (n, sx, sy, sxx, sxy)
-        # :meth:`solve` inline (once per drafted pass of a batch-1 decode)
-        mx, my = sx / n, sy / n
-        var = sxx / n - mx * mx
-        factor = (sxy / n - mx * my) / var if var > (0.25 * mx) ** 2 else sy / sx
-        factor = 0.25 if factor < 0.25 else (8.0 if factor > 8.0 else factor)
-        fixed = my - factor * mx
-        self.line = (fixed if fixed > 0.0 else 0.0, factor)
+        self.sums = (d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen)
+        self.line = self.solve()
         return self.line
 
     def solve(self) -> tuple:
@@ -771,13 +764,7 @@ class CostAwarePolicy:
         input's counts or 32 iterations (:meth:`_flush_iterations`): counted one by one between two passes of the C
         backend, each iteration's counting cost 3-4 times what it costs among the others (the pass leaves the caches
         cold), and what the choice reads of them moves little in 32 iterations."""
-        if drafted > 0:
-            top = min(accepted + 1, drafted, self.horizon)
-            got = accepted if accepted < top else top
-        elif asked > 0:
-            top, got = 1, 0
-        else:
-            top = got = 0
+        top, got = self._reached(drafted, accepted, asked)
         if start_s is not None:
             self.observe_start(start_s)
         pending = self._waiting_iterations
@@ -790,10 +777,9 @@ class CostAwarePolicy:
         """Count the batch-1 iterations :meth:`observe_iteration` kept waiting: the drafter's calls, the input's
         counts and the passes."""
         pending, self._waiting_iterations = self._waiting_iterations, []
-        d = self._drafter_s
         for top, got, first, accepted, drafted, seconds, drafter_s in pending:
             if drafter_s is not None:  # (observe_drafter at one row: batch 1 judges no batch pass by it)
-                d[1] = 0.8 * d[1] + 0.2 * drafter_s if 1 in d else drafter_s  # (_mean)
+                self._mean(self._drafter_s, 1, drafter_s)
                 self._version += 1
             if top:
                 self._iter_accepted += accepted
@@ -1051,15 +1037,19 @@ class CostAwarePolicy:
         propose (IAD past its source's end) gives nothing, and a choice that counted only proposed positions would go
         on asking it every step. (A shorter proposal is counted as drafted: counted as rejected where it ends, IAD's
         copies of short sources would cut every sentence's first draft to their lengths.)"""
-        if drafted > 0:
-            top = min(accepted + 1, drafted, self.horizon)
-            got = accepted if accepted < top else top
-        elif asked:
-            top, got = 1, 0
-        else:
+        top, got = self._reached(drafted, accepted, asked)
+        if not top:
             return
         self._iter_accepted += accepted
         self._count(top, got, self._count_sentence(state, top, got))
+
+    def _reached(self, drafted: int, accepted: int, asked: Optional[int]) -> Tuple[int, int]:
+        """The deepest position an iteration counts (``top``: the first rejected, or the draft's last) and how many of
+        them were accepted (:meth:`observe`); ``(0, 0)`` where nothing was drafted or asked."""
+        if drafted > 0:
+            top = min(accepted + 1, drafted, self.horizon)
+            return top, (accepted if accepted < top else top)
+        return (1, 0) if asked else (0, 0)
 
     def _count_sentence(self, state, top: int, got: int) -> bool:
         """Add an iteration that reached position ``top`` and accepted ``got`` to its sentence's counts; whether it was
