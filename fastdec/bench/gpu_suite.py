@@ -4,7 +4,8 @@ Made for a GPU machine lent for a few minutes with nothing installed but Python 
 (``scripts/gpu_suite.sh PACK OUT`` puts the pack's packages on the path and calls this). Sections, most valuable
 first, each written to OUT as soon as it is done, so a run cut off at its limit still leaves all it finished:
 
-1. ``selfcheck``    random models, every exact method at batch 1 and batched, float64, float32 and bfloat16;
+1. ``selfcheck``    random models, every exact method at batch 1 and batched (three also with the cost-aware
+                    policy), float64, float32 and bfloat16;
 2. ``gec``          Ge et al. Table 1 rows: fairseq beam 5, fairseq greedy, engine greedy, IAD;
 3. ``gad``          Xia et al. Table 1 rows: fairseq beam 5, greedy, GAD k=10 with each drafter, GAD++ (3,1), (5,3)
                     (k: the drafter's block size);
@@ -92,8 +93,10 @@ class Suite:
     """One suite run: the pack, the output folder, the clock, and what has been written so far."""
 
     def __init__(self, pack: str, out: str, *, device: str, budget_s: float, sentences: Optional[int] = None,
-                 sync_timing: bool = True, batch_sentences: int = BATCH_SENTENCES, log: Callable[[str], None] = print):
+                 sync_timing: bool = True, batch_sentences: int = BATCH_SENTENCES, repeats: int = 1,
+                 log: Callable[[str], None] = print):
         self.pack, self.out, self.device, self.log = Path(pack), Path(out), device, log
+        self.repeats = repeats
         self.sync_timing, self.batch_sentences = sync_timing, batch_sentences
         with open(self.pack / "manifest.json", encoding="utf-8") as f:
             self.manifest = json.load(f)
@@ -143,7 +146,8 @@ class Suite:
         refs = read_lines(self.path(entry["ref"])) if entry.get("ref") else None
         sources = [loaded.encode(line) for line in lines]
         ctx = Context(loaded, verifier, entry["max_len_a"], entry["max_len_b"], sync_timing=self.sync_timing)
-        records = run_benchmark(parsed, ctx, sources, warmup=min(2, len(sources)), deadline=deadline)
+        records = run_benchmark(parsed, ctx, sources, warmup=min(2, len(sources)), repeats=self.repeats,
+                                deadline=deadline)
         n = len(records[parsed[0].label])
         run_dir = self.runs / name
         df = write_run(str(run_dir), parsed, records, loaded.decode, refs=refs[:n] if refs else None,
@@ -297,6 +301,9 @@ def add_arguments(p) -> None:
     p.add_argument("--sentences", type=int, help="sentences of each Table 1 section (default: the pack's)")
     p.add_argument("--batch-sentences", type=int, default=BATCH_SENTENCES,
                    help=f"sentences of each batch curve (default {BATCH_SENTENCES})")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="decode each sentence (and each batch) N times, every method in turn, and keep the fastest: "
+                        "a stall of the machine then hits no row (default 1)")
     p.add_argument("--only", help="comma-separated sections (default all: " + ", ".join(n for n, _ in SECTIONS) + ")")
     p.add_argument("--no-sync-timing", action="store_true",
                    help="CUDA: no synchronisation around each module's timing (whole-sentence times stay exact)")
@@ -313,8 +320,8 @@ def main(a) -> int:
         raise ValueError("--device cuda, but torch sees no GPU; use --device cpu")
     if not os.path.isfile(os.path.join(a.pack, "manifest.json")):
         raise ValueError(f"{a.pack}: no manifest.json; make the pack with `fastdec gpu-pack RESULTS --out {a.pack}`")
-    if a.budget_s <= 0 or (a.sentences is not None and a.sentences < 1) or a.batch_sentences < 1:
-        raise ValueError("--budget-s must be > 0, --sentences and --batch-sentences >= 1")
+    if a.budget_s <= 0 or (a.sentences is not None and a.sentences < 1) or a.batch_sentences < 1 or a.repeats < 1:
+        raise ValueError("--budget-s must be > 0, --sentences, --batch-sentences and --repeats >= 1")
     only = [s.strip() for s in a.only.split(",")] if a.only else None
     unknown = sorted(set(only or []) - {n for n, _ in SECTIONS})
     if unknown:
@@ -326,8 +333,8 @@ def main(a) -> int:
     if a.no_cudnn_attention:
         torch.backends.cuda.enable_cudnn_sdp(False)
     suite = Suite(a.pack, a.out, device=device, budget_s=a.budget_s, sentences=a.sentences,
-                  sync_timing=not a.no_sync_timing, batch_sentences=a.batch_sentences, log=log)
+                  sync_timing=not a.no_sync_timing, batch_sentences=a.batch_sentences, repeats=a.repeats, log=log)
     # the cost-aware policies' pass costs: measured afresh on this machine, kept in runs.tgz
     os.environ["FASTDEC_PASS_COST_CACHE"] = str(suite.runs / "pass_cost_cache")
-    suite.meta.update(sync_timing=not a.no_sync_timing, cudnn_attention=not a.no_cudnn_attention)
+    suite.meta.update(sync_timing=not a.no_sync_timing, cudnn_attention=not a.no_cudnn_attention, repeats=a.repeats)
     return suite.run(only)

@@ -1,4 +1,5 @@
-"""The GPU rows the report shows under a table: the newest run recorded in docs/gpu/ (``fastdec gpu-record``).
+"""The GPU rows the report shows under a table: the newest run recorded in docs/gpu/ (``fastdec gpu-record``) that
+has them.
 
 The workflow's tables are measured where the workflow runs; the papers' speed claims are GPU claims. Under Ge et al.
 Table 1 and Figures 6/7, Xia et al. Tables 1 and 7 and Stern et al. Table 4 the report adds the same rows decoded
@@ -11,7 +12,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -28,10 +29,10 @@ GPU_SECTIONS = {
 
 def gpu_rows(stem: str, experiment: Optional[str] = None, docs: Optional[str] = None
              ) -> Optional[Tuple[str, pd.DataFrame]]:
-    """``(caption, rows)`` of the newest GPU run recorded for ``experiment``'s models (any, when None) for a report
-    item, or None (no run, or no such rows)."""
+    """``(caption, rows)`` of the newest GPU run recorded for ``experiment``'s models (any, when None) with rows for a
+    report item, or None (no run has them)."""
     sections = GPU_SECTIONS.get(stem)
-    run = latest_gpu_run(docs or str(REPO / "docs"), experiment) if sections else None
+    run = latest_gpu_run(docs or str(REPO / "docs"), experiment, sections) if sections else None
     if run is None:
         return None
     s = run["summary"]
@@ -76,17 +77,20 @@ def paper_speedup(section: str, label: str) -> Optional[str]:
     return None
 
 
-def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None) -> Optional[Dict[str, object]]:
-    """The newest recorded GPU run (of ``experiment``'s models, when given): ``{"path", "meta", "summary"}``
-    (summary a DataFrame), or None."""
+def latest_gpu_run(docs: str = "docs", experiment: Optional[str] = None,
+                   sections: Optional[Sequence[str]] = None) -> Optional[Dict[str, object]]:
+    """The newest recorded GPU run (of ``experiment``'s models, when given; with rows of one of ``sections``, when
+    given: a later run of some sections only leaves the others' rows to the run before): ``{"path", "meta",
+    "summary"}`` (summary a DataFrame), or None."""
     runs = []
     for summary in glob.glob(os.path.join(docs, "gpu", "*", "summary.csv")):
         folder = os.path.dirname(summary)
         meta = json.load(open(os.path.join(folder, "meta.json"), encoding="utf-8"))
         if experiment is None or meta.get("pack") == experiment:
             runs.append((str(meta.get("started", "")), folder, meta, summary))
-    if not runs:
-        return None
     # newest by the time it started (two runs of one day are named by their devices, not in time order)
-    _, folder, meta, summary = max(runs, key=lambda r: (r[0], r[1]))
-    return {"path": folder, "meta": meta, "summary": pd.read_csv(summary)}
+    for _, folder, meta, summary in sorted(runs, key=lambda r: (r[0], r[1]), reverse=True):
+        table = pd.read_csv(summary)
+        if sections is None or table["section"].isin(list(sections)).any():
+            return {"path": folder, "meta": meta, "summary": table}
+    return None

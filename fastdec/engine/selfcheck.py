@@ -4,8 +4,10 @@ Random fairseq Transformers (three decoder variants) on ``--device`` in ``--dtyp
 by greedy search at batch 1 (the reference), then by every exact method at batch 1 and batched (padded and packed
 passes, per-row rollback): IAD's input copy; GAD with a random NAT block drafter (k = 5) on the same device; and
 noisy copies of each sentence's own greedy output accepted by the top-1 rule, by GAD++'s rule with beta = 1 and by
-Blockwise's top-k rule with k = 1. Every output must equal the reference. One line per model and method; exit
-status 1 if any output differs. The noisy-copy drafters are the engine tests' too (tests/helpers/drafters.py).
+Blockwise's top-k rule with k = 1; and IAD, GAD and the top-1 noisy copies again with the cost-aware policy
+(``+cost``: draft lengths chosen on the costs measured here). Every output must equal the reference. One line per
+model and method; exit status 1 if any output differs. The noisy-copy drafters are the engine tests' too
+(tests/helpers/drafters.py).
 
 scripts/gpu_run.sh runs it on the GPU before the workflow (float64: must be identical, or the run stops; float32,
 and float16/bfloat16 when the run is in half precision: reported, since ties may flip), so a CUDA defect in the
@@ -28,6 +30,7 @@ from .batched import decode_batched
 from .drafters import Drafter, InputCopyDrafter
 from .loop import draft_verify_accept, greedy_decode
 from .nat_drafter import NATDrafter
+from .policy import CostAwarePolicy
 from .profile import build_random_nat_drafter, build_random_transformer
 from .verifier import Verifier
 
@@ -98,6 +101,11 @@ def noisy_references(references: Dict[Tuple[int, ...], List[int]], vocab_size: i
     return PerSourceDrafter(lambda src: NoisyOracleDrafter(references[tuple(src)], vocab_size, noise=0.3, seed=seed))
 
 
+# the methods also decoded with the cost-aware policy, which shortens their drafts (``+cost`` rows): an input copy, a
+# NAT drafter, and drafts of 80 % correct tokens, whose truncations the policy decides on the device's measured costs
+COST_AWARE = ("iad", "gad", "noisy-top1")
+
+
 def exact_methods(references, vocab_size: int, seed: int, nat_drafter: Optional[Drafter] = None
                   ) -> List[Tuple[str, Drafter, AcceptanceRule]]:
     gad = [("gad", nat_drafter, accept_top1)] if nat_drafter is not None else []
@@ -119,10 +127,15 @@ def check_model(ver: Verifier, vocab_size: int, eos: int, *, sentences: int, bat
     refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
     rows = [_row("greedy", f"batch {batch}", decode_batched(ver, srcs, batch_size=batch, **kw), greedy)]
     for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed, nat_drafter):
-        outs = {"batch 1": [draft_verify_accept(ver, s, drafter, rule, **kw) for s in srcs],
-                f"batch {batch} padded": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=False, **kw),
-                f"batch {batch} packed": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=True, **kw)}
-        rows += [_row(name, mode, out, greedy) for mode, out in outs.items()]
+        for policy in (None, "cost") if name in COST_AWARE else (None,):
+            fresh = (lambda: CostAwarePolicy(16)) if policy else (lambda: None)  # each mode learns from scratch
+            outs = {"batch 1": (lambda p: [draft_verify_accept(ver, s, drafter, rule, policy=p, **kw) for s in srcs]),
+                    f"batch {batch} padded": (lambda p: decode_batched(ver, srcs, drafter, rule, batch_size=batch,
+                                                                       pack=False, policy=p, **kw)),
+                    f"batch {batch} packed": (lambda p: decode_batched(ver, srcs, drafter, rule, batch_size=batch,
+                                                                       pack=True, policy=p, **kw))}
+            label = f"{name}+cost" if policy else name
+            rows += [_row(label, mode, decode(fresh()), greedy) for mode, decode in outs.items()]
     return rows
 
 
@@ -168,7 +181,7 @@ def main(a) -> int:
     t0 = time.perf_counter()
     rows = run_selfcheck(device, a.dtype, sentences=a.sentences, batch=a.batch, seed=a.seed)
     for r in rows:
-        print(f"{r['variant']:<10} {r['method']:<13} {r['mode']:<16} {r['identical']}/{r['total']} identical to "
+        print(f"{r['variant']:<10} {r['method']:<15} {r['mode']:<16} {r['identical']}/{r['total']} identical to "
               f"greedy, {r['tokens_per_iteration']:.2f} tokens/iteration", flush=True)
     total = sum(r["total"] for r in rows)
     bad = total - sum(r["identical"] for r in rows)

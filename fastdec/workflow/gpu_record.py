@@ -134,6 +134,16 @@ def _headline(out: str) -> str:
     return "; ".join(bits)
 
 
+def _run_folder(dest: Path, meta: dict) -> Path:
+    """``dest``, or -- where it holds another run of the same day and device -- ``dest-HHMM`` by this run's start,
+    so that recording a second run never overwrites the first one's tables (recording the same run again does)."""
+    held = dest / "meta.json"
+    if not held.is_file() or json.load(open(held, encoding="utf-8")).get("started") == meta.get("started"):
+        return dest
+    clock = re.sub(r"[^0-9]", "", str(meta.get("started", ""))[11:16]) or "2"
+    return dest.with_name(f"{dest.name}-{clock}")
+
+
 def record(out: str, docs: str = "docs", command: Optional[str] = None) -> Path:
     """Copy the suite's output into ``docs/gpu/<date>-<experiment>-<device>/`` and append a row to docs/GPU.md."""
     meta_path = os.path.join(out, "meta.json")
@@ -142,7 +152,7 @@ def record(out: str, docs: str = "docs", command: Optional[str] = None) -> Path:
     meta = json.load(open(meta_path, encoding="utf-8"))
     date = str(meta.get("started", ""))[:10]
     device = re.sub(r"[^A-Za-z0-9]+", "-", str(meta.get("device", "device"))).strip("-")
-    dest = Path(docs) / "gpu" / f"{date}-{meta.get('pack')}-{device}"
+    dest = _run_folder(Path(docs) / "gpu" / f"{date}-{meta.get('pack')}-{device}", meta)
     dest.mkdir(parents=True, exist_ok=True)
     for name in _FILES:
         if os.path.isfile(os.path.join(out, name)):

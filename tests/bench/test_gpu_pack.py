@@ -194,7 +194,7 @@ def test_report_shows_the_recorded_gpu_rows_of_the_same_experiment(tmp_path):
 
 def test_the_newest_gpu_run_is_the_one_that_started_last(tmp_path):
     """Two runs of one day are named by their devices: the report's run is the one that started last, not the one
-    whose name sorts last."""
+    whose name sorts last; for an item, the last one that has its rows."""
     from fastdec.claims.gpu import latest_gpu_run
 
     for name, started in (("2026-11-26-demo-NVIDIA-H200", "2026-11-26 04:10:14 UTC"),
@@ -207,11 +207,40 @@ def test_the_newest_gpu_run_is_the_one_that_started_last(tmp_path):
     assert latest_gpu_run(str(tmp_path), "demo")["path"].endswith("NVIDIA-H100")
     assert latest_gpu_run(str(tmp_path))["path"].endswith("2026-11-27-smoke-NVIDIA-H100")
     assert latest_gpu_run(str(tmp_path), "other") is None
+    later = tmp_path / "gpu" / "2026-11-26-demo-NVIDIA-H100-2359"  # a later run of the batch curves only
+    later.mkdir()
+    (later / "meta.json").write_text(json.dumps({"started": "2026-11-26 23:59:00 UTC", "pack": "demo"}))
+    pd.DataFrame({"section": ["batch-gec"], "label": ["iad-bs4"]}).to_csv(later / "summary.csv", index=False)
+    assert latest_gpu_run(str(tmp_path), "demo")["path"].endswith("H100-2359")
+    assert latest_gpu_run(str(tmp_path), "demo", ["gec"])["path"].endswith("NVIDIA-H100")
+    assert latest_gpu_run(str(tmp_path), "demo", ["batch-gec"])["path"].endswith("H100-2359")
+    assert latest_gpu_run(str(tmp_path), "demo", ["student"]) is None
+
+
+def test_a_second_run_of_the_same_day_and_device_gets_its_own_folder(tmp_path):
+    """Recording a second suite run of one day on one device keeps the first one's tables (the second folder is named
+    by its start time); recording the same run again writes over its own folder."""
+    from fastdec.workflow.gpu_record import record
+
+    docs = tmp_path / "docs"
+    folders = []
+    for started, ms in (("2026-11-27 13:02:10 UTC", 5.0), ("2026-11-27 19:17:20 UTC", 4.0),
+                        ("2026-11-27 19:17:20 UTC", 3.0)):
+        out = tmp_path / f"out-{len(folders)}"
+        out.mkdir()
+        (out / "meta.json").write_text(json.dumps({"started": started, "pack": "demo", "device": "NVIDIA H100"}))
+        (out / "pass_cost.csv").write_text(f"model,dtype,k,ms_per_pass,cost_vs_k1\nm,float32,1,{ms},1.0\n")
+        folders.append(record(str(out), str(docs), "bash scripts/gpu_suite.sh gpu_pack OUT"))
+    assert [f.name for f in folders] == ["2026-11-27-demo-NVIDIA-H100", "2026-11-27-demo-NVIDIA-H100-1917",
+                                         "2026-11-27-demo-NVIDIA-H100-1917"]
+    assert "5.0" in (folders[0] / "pass_cost.csv").read_text()
+    assert "3.0" in (folders[2] / "pass_cost.csv").read_text()
+    assert "2026-11-27-demo-NVIDIA-H100-1917/TABLES.md" in (docs / "GPU.md").read_text()
 
 
 def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint, tiny_databin, tmp_path):
-    """A pack of one GEC-like section: --no-sync-timing and --no-cudnn-attention are recorded, a section the pack
-    lacks fails alone (recorded in meta.json) and the others still run."""
+    """A pack of one GEC-like section: --no-sync-timing, --no-cudnn-attention and --repeats are recorded, a section
+    the pack lacks fails alone (recorded in meta.json) and the others still run."""
     import shutil
 
     import torch
@@ -231,11 +260,12 @@ def test_suite_options_and_a_failing_section_on_a_hand_made_pack(tiny_checkpoint
         "max_len_a": 1.2, "max_len_b": 5, "k": None, "drafters": []}}}))
     out = tmp_path / "out"
     rc = main(["gpu-suite", str(pack), str(out), "--device", "cpu", "--budget-s", "60", "--only", "gec,student",
-               "--no-sync-timing", "--no-cudnn-attention"])
+               "--no-sync-timing", "--no-cudnn-attention", "--repeats", "2"])
     meta = json.loads((out / "meta.json").read_text())
-    assert rc == 0 and meta["sync_timing"] is False and meta["cudnn_attention"] is False
+    assert rc == 0 and meta["sync_timing"] is False and meta["cudnn_attention"] is False and meta["repeats"] == 2
     assert meta["sections"]["gec"]["status"] == "ok"
     assert meta["sections"]["student"]["status"].startswith("error: RuntimeError: the pack has no student")
     s = pd.read_csv(out / "summary.csv")
     assert list(s["label"]) == ["fairseq-beam5", "fairseq-greedy", "greedy", "iad", "iad-cost"] and (s["n_sentences"] == 5).all()
     assert main(["gpu-suite", str(pack), str(out), "--only", "nothing"]) == 2
+    assert main(["gpu-suite", str(pack), str(out), "--repeats", "0"]) == 2

@@ -5,6 +5,7 @@ batch in a shuffled order."""
 from dataclasses import dataclass
 from typing import List
 
+import pytest
 import torch
 
 import fastdec.bench.runner as runner
@@ -116,3 +117,34 @@ def test_a_batched_method_warms_up_on_the_first_longest_batch_of_its_size(monkey
     assert calls[:3] == [("greedy-bs4", longest_first[:4]), ("iad-bs4", longest_first[:4]),
                          ("greedy-bs2", longest_first[:2])]
     assert len(calls) == 3 + 2 * 2 + 4  # then every batch once per method
+
+
+def test_repeated_batches_alternate_methods_and_keep_each_ones_fastest(monkeypatch):
+    """With repeats, every method decodes a batch once per round (each round in its own order) and the batch's fastest
+    decode is kept; a batch decoded differently across repeats is an error."""
+    calls, stall = [], {("greedy-bs2", 0): 5.0, ("iad-bs2", 1): 7.0}  # (method, call index): seconds of a stall
+
+    def build_batched(self, m):
+        def decode(sources, ids):
+            n = sum(1 for label, _ in calls if label == m.label)
+            calls.append((m.label, tuple(ids)))
+            return [Decoded(tokens=[int(s[0])], time=1e-3 + stall.get((m.label, n), 0.0), id=i)
+                    for s, i in zip(sources, ids)]
+        return decode
+    monkeypatch.setattr(runner._Systems, "build_batched", build_batched)
+    methods = [parse_method(s) for s in ("greedy:batch=2", "iad:batch=2")]
+    sources = [torch.tensor([100 + i] + [7] * (5 - i) + [2]) for i in range(4)]
+    out = runner.run_benchmark(methods, ctx=None, sources=sources, repeats=3)
+    assert len(calls) == 2 * 2 * 3  # two batches, two methods, three rounds
+    assert all(len({label for label, _ in calls[i: i + 2]}) == 2 for i in range(0, len(calls), 2))  # rounds alternate
+    assert all(r.time == 1e-3 for recs in out.values() for r in recs)  # the stalled decodes were not kept
+    assert [r.tokens[0] for r in out["iad-bs2"]] == [100, 101, 102, 103]
+
+    def differs(self, m):
+        def decode(sources, ids):
+            calls.append(m.label)
+            return [Decoded(tokens=[len(calls)], time=1e-3, id=i) for i in ids]
+        return decode
+    monkeypatch.setattr(runner._Systems, "build_batched", differs)
+    with pytest.raises(RuntimeError, match="decoded differently across repeats"):
+        runner.run_benchmark(methods[:1], ctx=None, sources=sources, repeats=2)

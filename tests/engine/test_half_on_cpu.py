@@ -47,7 +47,8 @@ def test_every_exact_method_decodes_in_half_precision(half_on_cpu, dtype, use_sd
         nat, _ = build_random_nat_drafter(d, seed=i, dtype=torch.float32, init_std=0.5)
         nat = NATDrafter(nat, k=5, verifier_vocab_size=ver.vocab_size, device="cpu", dtype=dtype)
         rows = check_model(ver, len(d), d.eos(), sentences=6, batch=3, seed=i, nat_drafter=nat)
-        assert {r["method"] for r in rows} == {"greedy", "iad", "gad", "noisy-top1", "gad++-beta1", "blockwise-k1"}
+        assert {r["method"] for r in rows} == {"greedy", "iad", "gad", "noisy-top1", "gad++-beta1", "blockwise-k1",
+                                                "iad+cost", "gad+cost", "noisy-top1+cost"}
         identical += sum(r["identical"] for r in rows)
         total += sum(r["total"] for r in rows)
     assert identical >= 0.9 * total, f"{identical}/{total} identical to greedy in {dtype}"

@@ -18,10 +18,12 @@ def test_selfcheck_passes_on_the_cpu():
                         "--batch", "4"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert len(lines) == 3 * (1 + 5 * 3) + 1  # per model: batched greedy, then 5 methods x 3 modes; the summary
-    for method in ("iad", "gad", "noisy-top1", "gad++-beta1", "blockwise-k1"):
+    # per model: batched greedy, then 5 methods and 3 of them with the cost-aware policy, x 3 modes; the summary
+    assert len(lines) == 3 * (1 + (5 + 3) * 3) + 1
+    for method in ("iad", "gad", "noisy-top1", "gad++-beta1", "blockwise-k1", "iad+cost", "gad+cost",
+                   "noisy-top1+cost"):
         assert f" {method} " in r.stdout and "batch 4 packed" in r.stdout
-    assert lines[-1].startswith("selfcheck: 480 of 480 outputs identical to greedy on cpu")
+    assert lines[-1].startswith("selfcheck: 750 of 750 outputs identical to greedy on cpu")
 
 
 def test_selfcheck_reports_outputs_that_differ_from_greedy():
