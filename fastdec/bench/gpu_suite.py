@@ -14,7 +14,9 @@ first, each written to OUT as soon as it is done, so a run cut off at its limit 
 5. ``blockwise``    Stern et al.: greedy and Blockwise k = 2..8 (its number of heads) on the Blockwise model;
 6. ``student``      an efficient student (Hsu et al.): fairseq beam 5 / greedy and the engine's greedy;
 7. ``batch``        greedy, IAD, GAD and Blockwise k = 8 at batch 1, 4, 16, 64 (Ge et al. Figures 6 and 7), each
-                    fixed and cost-aware, on up to 256 sentences (four batches of 64);
+                    fixed and cost-aware, on up to 256 sentences (four batches of 64); IAD also with a cost-aware
+                    decode's choices replayed (``policy=replay``: what deciding costs, its effect on later passes
+                    included; so does section 5 at batch 1);
 8. ``bfloat16``     sections 2, 3 and 5 again in bfloat16.
 
 Batch-1 rows are CUDA-synchronised (every module timing and every generator call; ``--no-sync-timing``: only around
@@ -69,7 +71,7 @@ def section_methods(section: str, entry: dict) -> List[str]:
                       f"gad:k={k}:beta=5:tau=3:policy=cost:checkpoint={d[0]}"]
     if section == "blockwise":  # k: the model's number of heads (8 in the demo)
         return (["fairseq:beam=1", "greedy"] + [f"blockwise:k={j}:precision=float" for j in range(2, k + 1)]
-                + [f"blockwise:k={k}:precision=float:policy=cost"])
+                + [f"blockwise:k={k}:precision=float:policy={p}" for p in ("cost", "replay")])
     if section == "student":
         return ["fairseq:beam=5", "fairseq:beam=1", "greedy"]
     raise ValueError(f"unknown bench section {section!r}")
@@ -80,7 +82,7 @@ def batch_methods(section: str, entry: dict) -> List[str]:
 
     d, k = entry.get("drafters") or [], entry.get("k")
     if section == "gec":
-        specs = ["greedy", "iad", "iad:policy=cost"]
+        specs = ["greedy", "iad", "iad:policy=cost", "iad:policy=replay"]
     elif section == "gad":
         specs = ["greedy", f"gad:k={k}:checkpoint={d[0]}", f"gad:k={k}:policy=cost:checkpoint={d[0]}"]
     else:

@@ -25,7 +25,9 @@ a drafted token within ``eps`` of the verifier's token is accepted, Sec. 5.2), `
 size), ``max_draft_len`` (cap on drafted tokens per
 iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default; ``cost``: each iteration
 verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the drafter,
-:mod:`fastdec.engine.policy`; lossless all the same); ``label`` renames the row. Any other key goes to the drafter.
+:mod:`fastdec.engine.policy`; lossless all the same; ``replay``: the draft lengths a cost-aware decode of the same
+input chose, recorded before the clock starts and given back without the policy's work,
+:mod:`fastdec.engine.replay`: against the ``cost`` row, what deciding costs in all); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
 ``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``,
@@ -53,7 +55,7 @@ _NAMES = ("fairseq", "ct2", "nat", *ENGINE_DRAFTERS)
 CT2_COMPUTE = ("float32", "int8")
 _RULE_KEYS = ("beta", "tau", "topk", "eps", "min_block", "max_draft_len")
 BACKENDS = ("torch", "fast", "fast-int8")  # the verifier implementations (fastdec.engine.fast_verifier.BACKENDS)
-POLICIES = ("fixed", "cost")  # draft-length policies (fastdec.engine.policy.POLICIES)
+POLICIES = ("fixed", "cost", "replay")  # draft-length policies (fastdec.engine.policy.POLICIES, and a replay of cost)
 
 
 def _int(key: str, value, minimum: int) -> int:
@@ -233,8 +235,8 @@ def parse_method(text: str, *, drafter_args: Optional[Dict[str, Any]] = None) ->
         if k is not None and min_block > k:
             raise ValueError(f"min_block {min_block} must not exceed the block size k = {k}")
         if policy != "fixed" and min_block > 1:
-            raise ValueError("policy=cost shortens drafts, min_block needs blocks of at least min_block tokens: give "
-                             "one of them")
+            raise ValueError(f"policy={policy} shortens drafts, min_block needs blocks of at least min_block tokens: "
+                             "give one of them")
         cap = rule.get("max_draft_len")
         args = {**(drafter_args or {}), **kv} if name != "greedy" else {}
         return Method(name, batch_size=batch, k=k, beta=beta, tau=tau if beta > 1 else 0.0, topk=topk, eps=eps, min_block=min_block,

@@ -66,6 +66,7 @@ class Record:
     time_other: float = 0.0
     time_modules: Dict[str, float] = field(default_factory=dict)
     peak_mem_mb: float = 0.0
+    planned: List[int] = field(default_factory=list)  # a draft policy's length for each iteration (none: no policy)
 
     @classmethod
     def from_result(cls, label: str, i: int, result) -> "Record":
@@ -73,7 +74,7 @@ class Record:
         st = result.stats
         return cls(label, i, list(result.tokens), st.time, st.iterations, st.src_len, list(st.drafted),
                    list(st.accepted), st.time_encoder, st.time_drafter, st.time_verifier, st.time_other,
-                   dict(getattr(st, "time_modules", {}) or {}), st.peak_mem_mb)
+                   dict(getattr(st, "time_modules", {}) or {}), st.peak_mem_mb, list(st.planned))
 
     @classmethod
     def from_fairseq(cls, label: str, i: int, src, r) -> "Record":

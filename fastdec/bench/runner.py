@@ -22,6 +22,7 @@ of its batch's time.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import random
 import time
@@ -35,6 +36,7 @@ from fastdec.engine.batched import decode_batched
 from fastdec.engine.drafters import make_drafter
 from fastdec.engine.fairseq_baseline import FairseqGenerator
 from fastdec.engine.loop import compute_max_len, draft_verify_accept
+from fastdec.engine.replay import ReplayedChoices
 
 from .methods import Method
 from .results import Record
@@ -87,7 +89,8 @@ def _has_policy(m: Method) -> bool:
 
 
 def draft_policy(m: Method):
-    """The method's draft-length policy object (None: every drafted token is verified, the papers' methods)."""
+    """The method's draft-length policy object (None: every drafted token is verified, the papers' methods); a
+    ``replay`` method's is the cost-aware policy whose choices it records (:meth:`_Systems.record_choices`)."""
     if not _has_policy(m):
         return None
     from fastdec.engine.policy import CostAwarePolicy
@@ -129,6 +132,14 @@ class _Systems:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self._drafters: Dict[str, object] = {}
+        self.replays: Dict[str, ReplayedChoices] = {}  # a replay method's choices, set before each decode
+
+    def policy(self, m: Method):
+        """A fresh policy of ``m`` (None: none), or for a replay method one that reads :attr:`replays` when it
+        decodes."""
+        if m.policy != "replay" or m.drafter is None:
+            return draft_policy(m)
+        return _Replay(self.replays, m.label)
 
     def drafter(self, m: Method):
         kw = drafter_kwargs(m)
@@ -163,7 +174,7 @@ class _Systems:
                   sync_timing=c.sync_timing, method=m.label)
 
         verifier = c.verifier_of(m.backend)
-        policy = draft_policy(m)
+        policy = self.policy(m)
 
         def engine_one(i, src):
             return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i,
@@ -185,7 +196,7 @@ class _Systems:
             raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
         drafter = self.drafter(m) if m.drafter else None
         rule = acceptance_rule(m, c.loaded.tgt_dict.symbols if m.eps else None)
-        policy = draft_policy(m)
+        policy = self.policy(m)
         verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
 
         def engine_all(sources, ids):
@@ -196,11 +207,25 @@ class _Systems:
         return engine_all
 
 
+class _Replay:
+    """The choices a replay method decodes with: those :meth:`run_benchmark` last recorded for it."""
+
+    def __init__(self, replays: Dict[str, ReplayedChoices], label: str):
+        self._replays, self._label = replays, label
+
+    def __getattr__(self, name):
+        if self._label not in self._replays:
+            raise RuntimeError(f"{self._label}: no choices recorded to replay (run_benchmark records them)")
+        return getattr(self._replays[self._label], name)
+
+
 def _for_warmup(systems: _Systems, m: Method, built, *, batched: bool):
     """The decode function ``m``'s warm-up runs: ``built`` itself, or one with a draft policy of its own where ``m``
     has a policy (which learns from everything it decodes)."""
     if m.kind != "engine" or not _has_policy(m):
         return built
+    if m.policy == "replay":  # (nothing recorded yet: warmed up as its cost-aware twin)
+        m = dataclasses.replace(m, policy="cost")
     return systems.build_batched(m) if batched else systems.build(m)
 
 
@@ -211,21 +236,56 @@ def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor
     return systems.build(m), systems.drafter(m) if m.drafter else None
 
 
+def _replayed(methods: Sequence[Method]) -> Dict[str, str]:
+    """``{replay method's label: the label of the cost-aware row whose choices it replays}``: the same method with
+    ``policy=cost`` must be in the run."""
+    cost = {dataclasses.replace(m, custom_label=None): m.label for m in methods if m.policy == "cost"}
+    out = {}
+    for m in methods:
+        if m.kind == "engine" and m.policy == "replay" and m.drafter is not None:
+            twin = dataclasses.replace(m, policy="cost", custom_label=None)
+            if twin not in cost:
+                raise ValueError(f"{m.label} replays the choices of the run's {twin.label} row: add the method "
+                                 f"{twin.spec!r}")
+            out[m.label] = cost[twin]
+    return out
+
+
+def _best_of(m: Method, decode: Callable[[], List[Record]], repeats: int, unit: str) -> List[Record]:
+    """The fastest of ``repeats`` decodes of one sentence or batch (the same outputs every time)."""
+    best = None
+    for _ in range(repeats):
+        recs = decode()
+        if best is not None and [r.tokens for r in recs] != [r.tokens for r in best]:
+            raise RuntimeError(f"{m.label}: {unit} decoded differently across repeats")
+        if best is None or sum(r.time for r in recs) < sum(r.time for r in best):
+            best = recs
+    return best
+
+
 def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[torch.Tensor], *, warmup: int = 0,
                   repeats: int = 1, progress: Optional[Callable[[int, int], None]] = None,
                   deadline: Optional[float] = None) -> Dict[str, List[Record]]:
     """Decode every source with every method (see the module docstring); ``{label: records in input order}``.
 
     ``deadline`` (a ``time.perf_counter()`` value): the batch-1 loop stops after the sentence during which it passed,
-    and every method, batched ones included, keeps that many sentences (a run that must end inside a time limit)."""
+    and every method, batched ones included, keeps that many sentences (a run that must end inside a time limit).
+    A ``policy=replay`` method decodes a sentence (a batch) with the choices its cost-aware twin made on it, one
+    sentence (batch) later, among the methods' decodes of the next one (:mod:`fastdec.engine.replay`)."""
     if repeats < 1 or warmup < 0:
         raise ValueError("repeats must be >= 1 and warmup >= 0")
     labels = [m.label for m in methods]
     if len(set(labels)) != len(labels):
         raise ValueError(f"duplicate method labels in {labels}")
+    replay_of = _replayed(methods)
     systems = _Systems(ctx)
     batch1 = [(m, systems.build(m)) for m in methods if m.batch_size == 1]
     out: Dict[str, List[Record]] = {m.label: [] for m in methods}
+
+    def replay_plans(m: Method, recs: Sequence[Record], srcs: Sequence[torch.Tensor]) -> None:
+        for label in (r for r, c in replay_of.items() if c == m.label):  # the choices a replay decodes next round
+            systems.replays.setdefault(label, ReplayedChoices({})).planned.update(
+                ReplayedChoices.record(srcs, recs).planned)
     # the loaded models' many Python objects move out of the collector's sight: a collection that the decoding loops'
     # small allocations trigger then no longer walks them all (it did, at every method's expense, several % of a
     # fast-backend decode)
@@ -237,21 +297,20 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             for one in warm1:
                 one(i, src)
         n = len(batch1)
-        for i, src in enumerate(sources):
+        for i in range(len(sources) + 1):  # (a last round for the replays of the last sentence)
             for m, one in (batch1[j] for j in random.Random(i).sample(range(n), n)):
-                best = None
-                for _ in range(repeats):
-                    rec = one(i, src)
-                    if best is not None and rec.tokens != best.tokens:
-                        raise RuntimeError(f"{m.label}: sentence {i} decoded differently across repeats")
-                    if best is None or rec.time < best.time:
-                        best = rec
-                out[m.label].append(best)
+                at = i - 1 if m.label in replay_of else i
+                if at < 0 or at >= len(sources):
+                    continue
+                best = _best_of(m, lambda: [one(at, sources[at])], repeats, f"sentence {at}")
+                out[m.label].append(best[0])
+                replay_plans(m, best, [sources[at]])
+            if i >= len(sources):
+                break
             if progress is not None:
                 progress(i, len(sources))
             if n and deadline is not None and time.perf_counter() > deadline and i + 1 < len(sources):
-                sources = sources[: i + 1]
-                break
+                sources = sources[: i + 1]  # (the next round decodes only the replays of this sentence)
         batched = [(m, systems.build_batched(m)) for m in methods if m.batch_size > 1]
         order = sorted(range(len(sources)), key=lambda i: -sources[i].numel())  # (stable: ties in input order)
         if warmup:
@@ -265,19 +324,25 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             group = [(m, decode) for m, decode in batched if m.batch_size == size]
             for m, _ in group:
                 out[m.label] = [None] * len(sources)
-            for b, start in enumerate(range(0, len(order), size)):
-                ids = order[start: start + size]
+            cuts = [order[start: start + size] for start in range(0, len(order), size)]
+            for b in range(len(cuts) + 1):
                 best: Dict[str, List[Record]] = {}
                 for r in range(repeats):  # each round every method once, in its own order; the fastest kept
                     for j in random.Random(b if r == 0 else f"{b}-{r}").sample(range(len(group)), len(group)):
                         m, decode = group[j]
+                        at = b - 1 if m.label in replay_of else b
+                        if at < 0 or at >= len(cuts):
+                            continue
+                        ids = cuts[at]
                         recs = decode([sources[i] for i in ids], ids)
                         kept = best.get(m.label)
                         if kept is not None and [x.tokens for x in recs] != [x.tokens for x in kept]:
-                            raise RuntimeError(f"{m.label}: batch {b} decoded differently across repeats")
+                            raise RuntimeError(f"{m.label}: batch {at} decoded differently across repeats")
                         if kept is None or sum(x.time for x in recs) < sum(x.time for x in kept):
                             best[m.label] = recs
-                for label, recs in best.items():
-                    for rec in recs:
-                        out[label][rec.id] = rec
+                for m, _ in group:
+                    if m.label in best:
+                        for rec in best[m.label]:
+                            out[m.label][rec.id] = rec
+                        replay_plans(m, best[m.label], [sources[rec.id] for rec in best[m.label]])
     return out

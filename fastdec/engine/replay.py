@@ -1,0 +1,73 @@
+"""The draft lengths of a recorded cost-aware decode, given back without deciding anything.
+
+A method decoded with :class:`ReplayedChoices` in place of its :class:`~fastdec.engine.policy.CostAwarePolicy` makes
+the recorded decode's drafts -- the same draft lengths, passes, outputs and drafter starts -- while the loops do none
+of the policy's work (no counting, no choice, no measurement). The time between a cost-aware decode and its replay is
+therefore what deciding costs in all: the policy's own calls (``time_policy_s``) and whatever they cost the passes
+after them (caches they leave cold), which no timer around the calls sees.
+
+A choice is looked up by the sentence (its source tokens) and the sentence's iteration: batch 1 and in batches alike,
+the loops record in ``DecodeStats.planned`` one draft length per iteration of a sentence (a batch's held greedy passes
+as 0, a row waiting out a pass not at all), and a sentence's ``DecodeState.iteration`` counts the same iterations.
+Outputs stay lossless whatever is replayed: a draft length only shortens a draft.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+__all__ = ["ReplayedChoices"]
+
+
+class ReplayedChoices:
+    """Draft lengths by ``(source tokens, iteration)``, made by :meth:`record` from a cost-aware decode; the loops
+    take it for a policy (it answers their calls and learns nothing)."""
+
+    cost = "replayed"  # (a policy without a cost measures before its first sentence: this one measures nothing)
+    hold = 0  # (batch 1: never a held greedy step; every iteration asks, as the recorded one's held steps are 0s)
+
+    def __init__(self, planned: Dict[Tuple[int, ...], List[int]]):
+        self.planned = planned
+
+    @classmethod
+    def record(cls, sources: Sequence, results: Sequence) -> "ReplayedChoices":
+        """The choices of ``results`` (``DecodeResult``s of a decode with a policy, or the benchmark's records of
+        them), one per source, in order."""
+        if len(sources) != len(results):
+            raise ValueError(f"{len(sources)} sources but {len(results)} results to record choices from")
+        planned = {}
+        for src, res in zip(sources, results):
+            st = getattr(res, "stats", res)
+            if len(st.planned) != st.iterations:
+                raise ValueError(f"sentence {st.id}: {len(st.planned)} choices for {st.iterations} iterations: not "
+                                 "a decode with a draft policy")
+            planned[tuple(int(t) for t in src.reshape(-1).tolist())] = list(st.planned)
+        return cls(planned)
+
+    def _of(self, state) -> int:
+        lengths = state.extra.get("replayed")  # (looked up once a sentence: a replay should cost nothing)
+        if lengths is None:
+            lengths = state.extra["replayed"] = self.planned.get(tuple(state.src_list))
+            if lengths is None:
+                raise KeyError("no recorded choices for this source: replay decodes the sentences it recorded")
+        if state.iteration >= len(lengths):
+            raise KeyError(f"the recorded decode of this source took {len(lengths)} iterations; asked for iteration "
+                           f"{state.iteration + 1}: the replay decodes differently from the recording")
+        return min(lengths[state.iteration], state.max_draft)
+
+    # the loops' calls: the recorded choice, else nothing
+    def choose(self, state, verifier=None) -> int:
+        return self._of(state)
+
+    def choose_batch(self, states, verifier=None) -> List[int]:
+        return [self._of(st) for st in states]
+
+    def take_held_step(self, rows: int) -> bool:
+        return False
+
+    def prepare(self, verifier, batch: int = 1) -> None:
+        pass
+
+    def observe_iteration(self, *args, **kwargs) -> None:
+        pass
+
+    observe = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration
