@@ -25,9 +25,9 @@ a drafted token within ``eps`` of the verifier's token is accepted, Sec. 5.2), `
 size), ``max_draft_len`` (cap on drafted tokens per
 iteration), ``policy`` (``fixed``, the papers' methods: verify every drafted token, default; ``cost``: each iteration
 verifies only the draft tokens expected to pay for their place in the pass, 0 skipping the drafter,
-:mod:`fastdec.engine.policy`; lossless all the same; ``replay``: the draft lengths a cost-aware decode of the same
-input chose, recorded before the clock starts and given back without the policy's work,
-:mod:`fastdec.engine.replay`: against the ``cost`` row, what deciding costs in all); ``label`` renames the row. Any other key goes to the drafter.
+:mod:`fastdec.engine.policy`; lossless all the same; ``replay``: the draft lengths the run's ``cost`` twin of the
+method chose on the same sentence or batch, given back without the policy's work, :mod:`fastdec.engine.replay`:
+against the ``cost`` row, what deciding costs in all); ``label`` renames the row. Any other key goes to the drafter.
 
 Examples: ``fairseq:beam=5``, ``fairseq:beam=1`` (fairseq greedy), ``ct2:beam=5:compute=int8``,
 ``iad:max_draft_len=16``, ``iad:backend=fast``, ``iad:backend=fast:policy=cost``, ``gad:k=10``,
