@@ -89,8 +89,8 @@ def _has_policy(m: Method) -> bool:
 
 
 def draft_policy(m: Method):
-    """The method's draft-length policy object (None: every drafted token is verified, the papers' methods); a
-    ``replay`` method's is the cost-aware policy whose choices it records (:meth:`_Systems.record_choices`)."""
+    """The method's draft-length policy object (None: every drafted token is verified, the papers' methods; a
+    ``replay`` method decodes with its cost-aware twin's choices instead: :meth:`_Systems.policy`)."""
     if not _has_policy(m):
         return None
     from fastdec.engine.policy import CostAwarePolicy
@@ -251,16 +251,13 @@ def _replayed(methods: Sequence[Method]) -> Dict[str, str]:
     return out
 
 
-def _best_of(m: Method, decode: Callable[[], List[Record]], repeats: int, unit: str) -> List[Record]:
-    """The fastest of ``repeats`` decodes of one sentence or batch (the same outputs every time)."""
-    best = None
-    for _ in range(repeats):
-        recs = decode()
-        if best is not None and [r.tokens for r in recs] != [r.tokens for r in best]:
-            raise RuntimeError(f"{m.label}: {unit} decoded differently across repeats")
-        if best is None or sum(r.time for r in recs) < sum(r.time for r in best):
-            best = recs
-    return best
+def _faster(kept: Optional[List[Record]], recs: List[Record], label: str, unit: str) -> List[Record]:
+    """The faster of two decodes of one sentence or batch, which must have the same outputs (``kept``: None at first)."""
+    if kept is None:
+        return recs
+    if [r.tokens for r in recs] != [r.tokens for r in kept]:
+        raise RuntimeError(f"{label}: {unit} decoded differently across repeats")
+    return recs if sum(r.time for r in recs) < sum(r.time for r in kept) else kept
 
 
 def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[torch.Tensor], *, warmup: int = 0,
@@ -302,7 +299,9 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                 at = i - 1 if m.label in replay_of else i
                 if at < 0 or at >= len(sources):
                     continue
-                best = _best_of(m, lambda: [one(at, sources[at])], repeats, f"sentence {at}")
+                best = None
+                for _ in range(repeats):
+                    best = _faster(best, [one(at, sources[at])], m.label, f"sentence {at}")
                 out[m.label].append(best[0])
                 replay_plans(m, best, [sources[at]])
             if i >= len(sources):
@@ -333,13 +332,8 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
                         at = b - 1 if m.label in replay_of else b
                         if at < 0 or at >= len(cuts):
                             continue
-                        ids = cuts[at]
-                        recs = decode([sources[i] for i in ids], ids)
-                        kept = best.get(m.label)
-                        if kept is not None and [x.tokens for x in recs] != [x.tokens for x in kept]:
-                            raise RuntimeError(f"{m.label}: batch {at} decoded differently across repeats")
-                        if kept is None or sum(x.time for x in recs) < sum(x.time for x in kept):
-                            best[m.label] = recs
+                        recs = decode([sources[i] for i in cuts[at]], cuts[at])
+                        best[m.label] = _faster(best.get(m.label), recs, m.label, f"batch {at}")
                 for m, _ in group:
                     if m.label in best:
                         for rec in best[m.label]:
