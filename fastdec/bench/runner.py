@@ -132,14 +132,13 @@ class _Systems:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self._drafters: Dict[str, object] = {}
-        self.replays: Dict[str, ReplayedChoices] = {}  # a replay method's choices, set before each decode
+        self.replays: Dict[str, ReplayedChoices] = {}  # a replay method's choices, added to before each decode
 
     def policy(self, m: Method):
-        """A fresh policy of ``m`` (None: none), or for a replay method one that reads :attr:`replays` when it
-        decodes."""
+        """A fresh policy of ``m`` (None: none), or a replay method's recorded choices (:attr:`replays`)."""
         if m.policy != "replay" or m.drafter is None:
             return draft_policy(m)
-        return _Replay(self.replays, m.label)
+        return self.replays.setdefault(m.label, ReplayedChoices({}))
 
     def drafter(self, m: Method):
         kw = drafter_kwargs(m)
@@ -205,18 +204,6 @@ class _Systems:
                                      sync_timing=c.sync_timing, method=m.label, policy=policy)
             return [Record.from_result(m.label, i, r) for i, r in zip(ids, results)]
         return engine_all
-
-
-class _Replay:
-    """The choices a replay method decodes with: those :meth:`run_benchmark` last recorded for it."""
-
-    def __init__(self, replays: Dict[str, ReplayedChoices], label: str):
-        self._replays, self._label = replays, label
-
-    def __getattr__(self, name):
-        if self._label not in self._replays:
-            raise RuntimeError(f"{self._label}: no choices recorded to replay (run_benchmark records them)")
-        return getattr(self._replays[self._label], name)
 
 
 def _for_warmup(systems: _Systems, m: Method, built, *, batched: bool):
