@@ -30,6 +30,7 @@ class ReplayedChoices:
         # (asked at every step, a replay of GAD's or Blockwise's mostly greedy decodes on the C backend, 60 us a pass,
         # took 3-4 % longer than the policy it replayed)
         self.hold = 0
+        self._rows = None  # a batch's rows as last asked: its greedy passes are held the same way
 
     @classmethod
     def record(cls, sources: Sequence, results: Sequence) -> "ReplayedChoices":
@@ -47,6 +48,9 @@ class ReplayedChoices:
         return cls(planned)
 
     def _of(self, state) -> int:
+        return min(self._recorded(state), state.max_draft)
+
+    def _recorded(self, state) -> int:
         lengths = state.extra.get("replayed")  # (looked up once a sentence: a replay should cost nothing)
         if lengths is None:
             lengths = state.extra["replayed"] = self.planned.get(tuple(state.src_list))
@@ -55,7 +59,7 @@ class ReplayedChoices:
         if state.iteration >= len(lengths):
             raise KeyError(f"the recorded decode of this source took {len(lengths)} iterations; asked for iteration "
                            f"{state.iteration + 1}: the replay decodes differently from the recording")
-        return min(lengths[state.iteration], state.max_draft)
+        return lengths[state.iteration]
 
     # the loops' calls: the recorded choice, else nothing
     def choose(self, state, verifier=None) -> int:
@@ -68,13 +72,18 @@ class ReplayedChoices:
         return n
 
     def choose_batch(self, states, verifier=None) -> List[int]:
+        self._rows = states
         return [self._of(st) for st in states]
 
     def take_held_step(self, rows: int) -> bool:
-        return False
+        """A batch's pass with no draft recorded for any of its rows is taken without asking."""
+        if self._rows is None:
+            return False
+        left = [st for st in self._rows if st.prefix[-1] != st.eos]  # (finished rows have left the batch)
+        return len(left) == rows and not any(self._recorded(st) for st in left)  # (a row's limit is not set yet)
 
     def prepare(self, verifier, batch: int = 1) -> None:
-        self.hold = 0  # (a sentence's choices are its own)
+        self.hold, self._rows = 0, None  # (a sentence's, a batch's choices are its own)
 
     def observe_iteration(self, *args, **kwargs) -> None:
         pass
