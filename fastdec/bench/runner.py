@@ -268,8 +268,7 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
 
     def replay_plans(m: Method, recs: Sequence[Record], srcs: Sequence[torch.Tensor]) -> None:
         for label in (r for r, c in replay_of.items() if c == m.label):  # the choices a replay decodes next round
-            systems.replays.setdefault(label, ReplayedChoices({})).planned.update(
-                ReplayedChoices.record(srcs, recs).planned)
+            systems.replays.setdefault(label, ReplayedChoices({})).add(srcs, recs)
     # the loaded models' many Python objects move out of the collector's sight: a collection that the decoding loops'
     # small allocations trigger then no longer walks them all (it did, at every method's expense, several % of a
     # fast-backend decode)

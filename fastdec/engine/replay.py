@@ -36,16 +36,19 @@ class ReplayedChoices:
     def record(cls, sources: Sequence, results: Sequence) -> "ReplayedChoices":
         """The choices of ``results`` (``DecodeResult``s of a decode with a policy, or the benchmark's records of
         them), one per source, in order."""
+        return cls({}).add(sources, results)
+
+    def add(self, sources: Sequence, results: Sequence) -> "ReplayedChoices":
+        """Record the choices of more decodes (:meth:`record`)."""
         if len(sources) != len(results):
             raise ValueError(f"{len(sources)} sources but {len(results)} results to record choices from")
-        planned = {}
         for src, res in zip(sources, results):
             st = getattr(res, "stats", res)
             if len(st.planned) != st.iterations:
                 raise ValueError(f"sentence {st.id}: {len(st.planned)} choices for {st.iterations} iterations: not "
                                  "a decode with a draft policy")
-            planned[tuple(int(t) for t in src.reshape(-1).tolist())] = list(st.planned)
-        return cls(planned)
+            self.planned[tuple(int(t) for t in src.reshape(-1).tolist())] = list(st.planned)
+        return self
 
     def _of(self, state) -> int:
         return min(self._recorded(state), state.max_draft)

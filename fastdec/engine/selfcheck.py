@@ -127,15 +127,15 @@ def check_model(ver: Verifier, vocab_size: int, eos: int, *, sentences: int, bat
     refs = {tuple(s.tolist()): g for s, g in zip(srcs, greedy)}
     rows = [_row("greedy", f"batch {batch}", decode_batched(ver, srcs, batch_size=batch, **kw), greedy)]
     for name, drafter, rule in methods or exact_methods(refs, vocab_size, seed, nat_drafter):
-        for policy in (None, "cost") if name in COST_AWARE else (None,):
-            fresh = (lambda: CostAwarePolicy(16)) if policy else (lambda: None)  # each mode learns from scratch
-            outs = {"batch 1": (lambda p: [draft_verify_accept(ver, s, drafter, rule, policy=p, **kw) for s in srcs]),
-                    f"batch {batch} padded": (lambda p: decode_batched(ver, srcs, drafter, rule, batch_size=batch,
-                                                                       pack=False, policy=p, **kw)),
-                    f"batch {batch} packed": (lambda p: decode_batched(ver, srcs, drafter, rule, batch_size=batch,
-                                                                       pack=True, policy=p, **kw))}
-            label = f"{name}+cost" if policy else name
-            rows += [_row(label, mode, decode(fresh()), greedy) for mode, decode in outs.items()]
+        for label, policy in [(name, lambda: None)] + [(f"{name}+cost", lambda: CostAwarePolicy(16))] * (
+                name in COST_AWARE):  # (each mode's policy learns from scratch)
+            one = policy()
+            outs = {"batch 1": [draft_verify_accept(ver, s, drafter, rule, policy=one, **kw) for s in srcs],
+                    f"batch {batch} padded": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=False,
+                                                            policy=policy(), **kw),
+                    f"batch {batch} packed": decode_batched(ver, srcs, drafter, rule, batch_size=batch, pack=True,
+                                                            policy=policy(), **kw)}
+            rows += [_row(label, mode, out, greedy) for mode, out in outs.items()]
     return rows
 
 
