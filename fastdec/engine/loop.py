@@ -196,7 +196,7 @@ def draft_verify_accept(
             if policy is not None and not held:
                 t0 = clock()
                 asked = state.max_draft if drafter is not None else 0
-                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked, start_s)
+                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked, start_s, finished)
                 if not finished and drafter is not None and not policy.hold:
                     state.max_draft = min(max_len - len(prefix) + 1, cap_draft)
                     chosen = policy.choose(state, verifier)

@@ -265,7 +265,8 @@ def measure_pass_cost(verifier, horizon: int, batch: int = 1, *, repeats: int = 
         if wide > 2:
             wide_s = timed([wide] + [1] * (batch - 1))
         bver.lengths = [prefix] * batch
-        hidden = bver.forward(torch.tensor([feed_ids[prefix: prefix + _CHUNK]] * batch), [_CHUNK] * batch)
+        chunk = feed_ids[prefix: prefix + _CHUNK]  # (shorter where the horizon is: no row projects more than it feeds)
+        hidden = bver.forward(torch.tensor([chunk] * batch), [len(chunk)] * batch)
         rows, rows_s = [], []
         # the batched loop's own projection (on a CPU every row's real positions; the fast backend's in one C call)
         proj = BatchedMaskedLogProbs(verifier).of(hidden, [prefix] * batch, [10 ** 6] * batch)
@@ -755,22 +756,29 @@ class CostAwarePolicy:
         self._version += 1
 
     def observe_iteration(self, state, drafted: int, accepted: int, seconds: float,
-                          drafter_s: Optional[float] = None, asked: int = 0, start_s: Optional[float] = None) -> None:
+                          drafter_s: Optional[float] = None, asked: int = 0, start_s: Optional[float] = None,
+                          last: bool = False) -> None:
         """A batch-1 iteration in one call: the drafter started in ``start_s`` (None: it had started before;
         :meth:`observe_start`), its call took ``drafter_s`` (None: it was not asked) for ``asked`` tokens
         (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds``
         (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The sentence's
-        counts are added now (its next choice reads them); the rest waits in a list until it holds an eighth of the
-        input's counts or 32 iterations (:meth:`_flush_iterations`): counted one by one between two passes of the C
-        backend, each iteration's counting cost 3-4 times what it costs among the others (the pass leaves the caches
-        cold), and what the choice reads of them moves little in 32 iterations."""
+        counts are added now (its next choice reads them; after its ``last`` iteration none does: not added); the
+        rest waits in a list until it holds a quarter of the input's counts or 32 iterations
+        (:meth:`_flush_iterations`): counted one by one between two passes of the C backend, each iteration's counting
+        cost 3-4 times what it costs among the others (the pass leaves the caches cold), and what the choice reads of
+        them moves little in 32 iterations."""
         top, got = self._reached(drafted, accepted, asked)
         if start_s is not None:
             self.observe_start(start_s)
+        if not top:
+            first = False
+        elif last:
+            first = "policy_counts" not in state.extra
+        else:
+            first = self._count_sentence(state, top, got)
         pending = self._waiting_iterations
-        pending.append((top, got, top > 0 and self._count_sentence(state, top, got), accepted, drafted, seconds,
-                        drafter_s))
-        if len(pending) >= 32 or 8 * len(pending) >= self.reach[1]:
+        pending.append((top, got, first, accepted, drafted, seconds, drafter_s))
+        if len(pending) >= 32 or 4 * len(pending) >= self.reach[1]:
             self._flush_iterations()
 
     def _flush_iterations(self) -> None:
@@ -1079,10 +1087,11 @@ class CostAwarePolicy:
             if top > self._deepest:
                 self._deepest = top
         self._stale += 1
-        if 8 * self._stale >= self.reach[1]:
-            # the rates are refreshed once the observations since the last refresh are an eighth of those counted
-            # (every one of the first eight): a few per cent of them move the rates by less than that, and a refresh
-            # reads every position (30 us of a batch-1 iteration of 600 us on the fast backend)
+        if 4 * self._stale >= self.reach[1]:
+            # the rates are refreshed once the observations since the last refresh are a quarter of those counted
+            # (every one of the first four): a few per cent of them move the rates by less than that, and a refresh
+            # reads every position (30 us; made at every eighth, refreshes took 4-6 us of a fast-backend batch-1
+            # sentence of 1.1-1.3 ms, half of what counting its iterations took)
             self._refresh()
 
     def _ranked(self, states, limits: Sequence[int], floor: float):

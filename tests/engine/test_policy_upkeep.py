@@ -1,7 +1,7 @@
 """What the cost-aware policy does between two passes at batch 1, kept small: a sentence's first choice stands (one
 answer per limit, made again when what it was made with moved), an iteration's input-wide counting waits for a few
-more, a model's weights are hashed once for the cost cache, and the policy's time at a sentence's start is the
-sentence's."""
+more (a sentence's last iteration counts for the input only), a model's weights are hashed once for the cost cache,
+and the policy's time at a sentence's start is the sentence's."""
 import time
 
 import torch
@@ -146,3 +146,16 @@ def test_a_projection_measured_dearer_per_row_than_one_of_fewer_rows_is_read_at_
     assert measured.extra(16 + 272, 16 + 272, base=16) > 0.023 and used.extra(16 + 272, 16 + 272, base=16) < 0.0135
     linear = synthetic_cost(16, 1e-3, 2e-5, 3e-5, 2e-3)
     assert policy.use_cost(linear) is linear  # (a projection no dearer per row as it grows: as measured)
+
+
+def test_a_sentence_s_last_iteration_is_counted_for_the_input_only():
+    """No choice reads a finished sentence's counts: its last iteration adds to the input's counts alone (as a first
+    draft where it was one)."""
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+    accepted_at(policy, 800)
+    done, going = State(12), State(12)
+    policy.observe_iteration(done, 5, 3, 3e-4, 1e-5, asked=5, last=True)
+    policy.observe_iteration(going, 5, 3, 3e-4, 1e-5, asked=5)
+    assert "policy_counts" not in done.extra and going.extra["policy_counts"][0][1:5] == [1, 1, 1, 1]
+    policy._flush_iterations()
+    assert policy._ends_first[4] == policy._gots_first[3] == 2  # both first drafts (reached 4, accepted 3)
