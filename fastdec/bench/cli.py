@@ -30,6 +30,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--warmup", type=int, default=2,
                     help="untimed warm-up sentences per method (default 2; a batched method: its first batch)")
     ap.add_argument("--repeats", type=int, default=1, help="decode each sentence N times, keep the fastest")
+    ap.add_argument("--block", type=int, default=1,
+                    help="batch 1: each method decodes N consecutive sentences in its turn (default 1: methods "
+                         "interleaved sentence by sentence; larger turns keep a method's code and data in the caches, "
+                         "as a run of one method does)")
     ap.add_argument("--max-len-a", type=float, default=0.0)
     ap.add_argument("--max-len-b", type=int, default=200)
     ap.add_argument("--device", default="cpu")
@@ -40,9 +44,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def main(a: argparse.Namespace) -> int:
-    if (a.threads is not None and a.threads < 1) or a.warmup < 0 or a.repeats < 1 or (a.limit is not None
-                                                                                       and a.limit < 1):
-        raise ValueError("--threads, --repeats and --limit must be >= 1, --warmup >= 0")
+    if ((a.threads is not None and a.threads < 1) or a.warmup < 0 or a.repeats < 1 or a.block < 1
+            or (a.limit is not None and a.limit < 1)):
+        raise ValueError("--threads, --repeats, --block and --limit must be >= 1, --warmup >= 0")
     if a.ref and not a.lang:
         raise ValueError("--ref needs --lang (the detokeniser's language)")
     from .methods import parse_key_values, parse_methods
@@ -89,11 +93,11 @@ def main(a: argparse.Namespace) -> int:
             print(f"[{time.time() - t0:7.1f}s] {i + 1}/{n} sentences", file=sys.stderr, flush=True)
 
     records = run_benchmark(methods, ctx, sources, warmup=min(a.warmup, len(sources)), repeats=a.repeats,
-                            progress=progress)
+                            progress=progress, block=a.block)
     meta = {"checkpoint": a.checkpoint, "data_bin": a.data_bin, "input": a.input, "ref": a.ref, "lang": a.lang,
             "sentences": len(sources), "device": str(loaded.device), "dtype": a.dtype,
             "threads": torch.get_num_threads(), "max_len_a": a.max_len_a, "max_len_b": a.max_len_b,
-            "warmup": a.warmup, "repeats": a.repeats, "wall_s": round(time.time() - t0, 2),
+            "warmup": a.warmup, "repeats": a.repeats, "block": a.block, "wall_s": round(time.time() - t0, 2),
             # which verifier implementation decoded each engine row (a fast row falls back to torch with a warning)
             "verifier_backends": {m.label: getattr(ctx.verifier_of(m.backend), "backend", "torch")
                                   for m in methods if m.kind == "engine"}}

@@ -1,7 +1,7 @@
 """One benchmark runner: every method on the same loaded weights, in one process, batch 1, interleaved.
 
 Sentence after sentence, every method decodes the sentence back to back, in an order shuffled for each sentence
-(seeded by its index), so that load drifting on a shared or throttled machine, and the caches one method leaves to
+(seeded by its index; with ``block`` > 1, every method decodes that many sentences in its turn), so that load drifting on a shared or throttled machine, and the caches one method leaves to
 the next (a method right after a PyTorch one measured 15-23 % slower on a 2-core CPU), hit all methods alike and
 per-sentence speed ratios compare like with like. Drafters and fairseq generators are built before the clock starts
 (loading is never timed); ``warmup`` sentences are decoded by every method first and not recorded (a method with a
@@ -249,15 +249,22 @@ def _faster(kept: Optional[List[Record]], recs: List[Record], label: str, unit: 
 
 def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[torch.Tensor], *, warmup: int = 0,
                   repeats: int = 1, progress: Optional[Callable[[int, int], None]] = None,
-                  deadline: Optional[float] = None) -> Dict[str, List[Record]]:
+                  deadline: Optional[float] = None, block: int = 1) -> Dict[str, List[Record]]:
     """Decode every source with every method (see the module docstring); ``{label: records in input order}``.
+
+    ``block``: at batch 1 each method decodes this many consecutive sentences in its turn (1: methods interleaved
+    sentence by sentence). A method's turns then come closer to a run of that method alone, whose code and data stay
+    in the caches between sentences: on a 2-core CPU with the C backend at batch 1 (256 GEC sentences), cost-aware
+    IAD's policy took 3.8 % of its decode sentence by sentence, 2.9 % in turns of 8 and 2.4-2.5 % in turns of all
+    256, where greedy decoding was 8-9 % and fixed IAD 14-16 % faster than sentence by sentence
+    (docs/PERFORMANCE.md). Larger turns share a drift of the machine's speed less evenly between the methods.
 
     ``deadline`` (a ``time.perf_counter()`` value): the batch-1 loop stops after the sentence during which it passed,
     and every method, batched ones included, keeps that many sentences (a run that must end inside a time limit).
     A ``policy=replay`` method decodes a sentence (a batch) with the choices its cost-aware twin made on it, one
     sentence (batch) later, among the methods' decodes of the next one (:mod:`fastdec.engine.replay`)."""
-    if repeats < 1 or warmup < 0:
-        raise ValueError("repeats must be >= 1 and warmup >= 0")
+    if repeats < 1 or warmup < 0 or block < 1:
+        raise ValueError("repeats and block must be >= 1, warmup >= 0")
     labels = [m.label for m in methods]
     if len(set(labels)) != len(labels):
         raise ValueError(f"duplicate method labels in {labels}")
@@ -280,22 +287,22 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             for one in warm1:
                 one(i, src)
         n = len(batch1)
-        for i in range(len(sources) + 1):  # (a last round for the replays of the last sentence)
+        for i in range(0, len(sources) + block, block):  # rounds of `block` sentences (a last one for the replays)
             for m, one in (batch1[j] for j in random.Random(i).sample(range(n), n)):
-                at = i - 1 if m.label in replay_of else i
-                if at < 0 or at >= len(sources):
-                    continue
-                best = None
-                for _ in range(repeats):
-                    best = _faster(best, [one(at, sources[at])], m.label, f"sentence {at}")
-                out[m.label].append(best[0])
-                replay_plans(m, best, [sources[at]])
+                start = i - block if m.label in replay_of else i  # (a replay decodes the round before)
+                for at in range(max(start, 0), min(start + block, len(sources))):
+                    best = None
+                    for _ in range(repeats):
+                        best = _faster(best, [one(at, sources[at])], m.label, f"sentence {at}")
+                    out[m.label].append(best[0])
+                    replay_plans(m, best, [sources[at]])
             if i >= len(sources):
                 break
             if progress is not None:
-                progress(i, len(sources))
-            if n and deadline is not None and time.perf_counter() > deadline and i + 1 < len(sources):
-                sources = sources[: i + 1]  # (the next round decodes only the replays of this sentence)
+                for at in range(i, min(i + block, len(sources))):
+                    progress(at, len(sources))
+            if n and deadline is not None and time.perf_counter() > deadline and i + block < len(sources):
+                sources = sources[: i + block]  # (the next round decodes only the replays of this one)
         batched = [(m, systems.build_batched(m)) for m in methods if m.batch_size > 1]
         order = sorted(range(len(sources)), key=lambda i: -sources[i].numel())  # (stable: ties in input order)
         if warmup:

@@ -54,15 +54,16 @@ def test_bench_cli_methods_agree_with_greedy(tiny_checkpoint, tiny_databin, tmp_
     assert run.meta["speed_baseline"] == "fairseq-beam5" and run.meta["checkpoint"] == str(tiny_checkpoint)
 
 
-def test_bench_cli_batched_fairseq_repeats_and_drafter_args(tiny_checkpoint, tiny_databin, tmp_path):
+def test_bench_cli_batched_fairseq_repeats_blocks_and_drafter_args(tiny_checkpoint, tiny_databin, tmp_path):
     inp, n = _input(tmp_path, tiny_databin)
     out = tmp_path / "run"
     rc = main(_args(tiny_checkpoint, tiny_databin, inp, out,
                     "fairseq:beam=5,fairseq:beam=5:batch=4,greedy,iad,iad:max_ngram=1:label=iad-1gram,"
                     "iad:beta=3:tau=1", "--drafter-arg", "min_ngram=1", "--repeats", "2", "--warmup", "0",
-                    "--dtype", "float64"))
+                    "--dtype", "float64", "--block", "2"))
     assert rc == 0
     run = read_run(str(out))
+    assert run.meta["repeats"] == run.meta["block"] == 2
     assert list(run.summary.index) == ["fairseq-beam5", "fairseq-beam5-bs4", "greedy", "iad", "iad-1gram",
                                        "iad-top3-tau1"]
     assert run.hyps("fairseq-beam5-bs4") == run.hyps("fairseq-beam5")
@@ -101,6 +102,7 @@ def test_bench_cli_batched_engine_methods_are_lossless(tiny_checkpoint, tiny_dat
     ("iad:oops", [], "KEY=VALUE"),
     ("iad", ["--drafter-arg", "nokey"], "KEY=VALUE"),
     ("greedy", ["--threads", "0"], "threads"),
+    ("greedy", ["--block", "0"], "--block"),
     ("greedy", ["--ref", "refs.txt"], "--ref needs --lang"),
     ("greedy", ["--dtype", "float16"], "only supported on CUDA"),
     ("iad:bogus=1", [], "bad arguments for drafter 'iad'"),

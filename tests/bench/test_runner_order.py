@@ -148,3 +148,28 @@ def test_repeated_batches_alternate_methods_and_keep_each_ones_fastest(monkeypat
     monkeypatch.setattr(runner._Systems, "build_batched", differs)
     with pytest.raises(RuntimeError, match="decoded differently across repeats"):
         runner.run_benchmark(methods[:1], ctx=None, sources=sources, repeats=2)
+
+
+def test_in_turns_of_a_block_every_method_decodes_that_many_consecutive_sentences(monkeypatch):
+    calls = []
+
+    def build(self, m):
+        def one(i, src):
+            calls.append((i, m.label))
+            return Decoded(tokens=[int(src[0])], time=1e-3)
+        return one
+    monkeypatch.setattr(runner._Systems, "build", build)
+    methods = [parse_method(s) for s in ("greedy", "iad", "iad:policy=cost")]
+    sources = [torch.tensor([5 + i, 2]) for i in range(10)]
+    seen = []
+    out = runner.run_benchmark(methods, ctx=None, sources=sources, block=4, progress=lambda i, n: seen.append(i))
+    assert {label: [r.tokens[0] for r in recs] for label, recs in out.items()} == {
+        m.label: [5 + i for i in range(10)] for m in methods}
+    turns = [calls[k: k + 4] for k in range(0, 24, 4)] + [calls[24 + k: 26 + k] for k in range(0, 6, 2)]
+    for turn in turns:  # a method's turn: consecutive sentences of one round
+        assert len({label for _, label in turn}) == 1
+        assert [i for i, _ in turn] == list(range(turn[0][0], turn[0][0] + len(turn)))
+    assert [turns[k][0][1] for k in range(3)] != [turns[k][0][1] for k in range(3, 6)]  # shuffled per round
+    assert seen == list(range(10))
+    with pytest.raises(ValueError, match="block must be >= 1"):
+        runner.run_benchmark(methods, ctx=None, sources=sources, block=0)

@@ -81,10 +81,11 @@ def test_the_benchmark_replays_the_cost_aware_choices(tiny_checkpoint, tiny_data
         run_benchmark(parse_methods("greedy,iad:policy=replay"), ctx, sources)
     methods = parse_methods("greedy,iad:policy=cost,iad:policy=replay,greedy:batch=3,iad:policy=cost:batch=3,"
                             "iad:policy=replay:batch=3")
-    out = run_benchmark(methods, ctx, sources, warmup=1, repeats=2)
-    for cost, replay in (("iad-cost", "iad-replay"), ("iad-cost-bs3", "iad-replay-bs3")):
-        assert [r.tokens for r in out[replay]] == [r.tokens for r in out["greedy"]]
-        assert [r.id for r in out[replay]] == list(range(len(sources)))
-        assert [(r.drafted, r.accepted, r.planned) for r in out[replay]] == [
-            (r.drafted, r.accepted, r.planned) for r in out[cost]]
-        assert all(len(r.planned) == r.iterations for r in out[cost])
+    for block in (1, 3):  # (in turns of three sentences a replay decodes the turn before)
+        out = run_benchmark(methods, ctx, sources, warmup=1, repeats=2, block=block)
+        for cost, replay in (("iad-cost", "iad-replay"), ("iad-cost-bs3", "iad-replay-bs3")):
+            assert [r.tokens for r in out[replay]] == [r.tokens for r in out["greedy"]]
+            assert [r.id for r in out[replay]] == list(range(len(sources)))
+            assert [(r.drafted, r.accepted, r.planned) for r in out[replay]] == [
+                (r.drafted, r.accepted, r.planned) for r in out[cost]]
+            assert all(len(r.planned) == r.iterations for r in out[cost])
