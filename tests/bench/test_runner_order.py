@@ -19,15 +19,20 @@ class Decoded:
     id: int = 0
 
 
-def test_every_method_decodes_every_sentence_in_a_shuffled_order(monkeypatch):
-    calls = []
-
+def recording(calls: list):
+    """A batch-1 method builder whose decodes record ``(sentence, method)`` in ``calls`` (the source's first token is the
+    output)."""
     def build(self, m):
         def one(i, src):
             calls.append((i, m.label))
             return Decoded(tokens=[int(src[0])], time=1e-3)
         return one
-    monkeypatch.setattr(runner._Systems, "build", build)
+    return build
+
+
+def test_every_method_decodes_every_sentence_in_a_shuffled_order(monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner._Systems, "build", recording(calls))
     methods = [parse_method(s) for s in ("greedy", "iad", "greedy:backend=fast", "iad:backend=fast:policy=cost")]
     sources = [torch.tensor([5 + i, 2]) for i in range(40)]
     out = runner.run_benchmark(methods, ctx=None, sources=sources)
@@ -41,8 +46,7 @@ def test_every_method_decodes_every_sentence_in_a_shuffled_order(monkeypatch):
     firsts = {label for i, label in calls[::4]}
     assert len(firsts) == 4
     again = []
-    monkeypatch.setattr(runner._Systems, "build", lambda self, m: (lambda i, src: again.append((i, m.label)) or
-                                                                  Decoded(tokens=[int(src[0])], time=1e-3)))
+    monkeypatch.setattr(runner._Systems, "build", recording(again))
     runner.run_benchmark(methods, ctx=None, sources=sources)
     assert again == calls  # seeded: the same schedule every run
 
@@ -152,13 +156,7 @@ def test_repeated_batches_alternate_methods_and_keep_each_ones_fastest(monkeypat
 
 def test_in_turns_of_a_block_every_method_decodes_that_many_consecutive_sentences(monkeypatch):
     calls = []
-
-    def build(self, m):
-        def one(i, src):
-            calls.append((i, m.label))
-            return Decoded(tokens=[int(src[0])], time=1e-3)
-        return one
-    monkeypatch.setattr(runner._Systems, "build", build)
+    monkeypatch.setattr(runner._Systems, "build", recording(calls))
     methods = [parse_method(s) for s in ("greedy", "iad", "iad:policy=cost")]
     sources = [torch.tensor([5 + i, 2]) for i in range(10)]
     seen = []
