@@ -15,8 +15,7 @@ from fastdec.bench.methods import parse_method
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, greedy_decode
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
-import fastdec.engine.policy as policy_module
-from fastdec.engine.policy import CostAwarePolicy, check_policy, measure_pass_cost
+from fastdec.engine.policy import CostAwarePolicy, check_policy, cost_aware, measure_pass_cost, measured_costs
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
 from helpers.policy import seen_greedy, State, policy_with
 
@@ -65,7 +64,7 @@ def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
         batched = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, **kw)
         assert [r.tokens for r in batched] == greedy, (type(drafter).__name__, rule, "batched")
         # a GPU's padded passes (every row as wide as the widest draft, the padded choice and the choices that stand)
-        with mock.patch.object(policy_module, "projects_real_positions", lambda verifier: False):
+        with mock.patch.object(cost_aware, "projects_real_positions", lambda verifier: False):
             padded = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, pack=False, **kw)
         assert [r.tokens for r in padded] == greedy, (type(drafter).__name__, rule, "padded")
     assert decisions  # (which decisions occur depends on the draw; across draws both do: test below)
@@ -372,12 +371,12 @@ def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypa
     monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", str(tmp_path))
     _, d, ver = random_model(0)
     measured = []
-    real = pol.measure_pass_cost
+    real = measured_costs.measure_pass_cost
 
     def counting(verifier, horizon, batch=1, **kw):
         measured.append(batch)
         return real(verifier, horizon, batch, repeats=1)
-    monkeypatch.setattr(pol, "measure_pass_cost", counting)
+    monkeypatch.setattr(measured_costs, "measure_pass_cost", counting)
     first = CostAwarePolicy(8)
     first.prepare(ver, 1)
     assert measured == [1] and len(list(tmp_path.glob("*.json"))) == 1

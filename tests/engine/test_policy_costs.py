@@ -12,8 +12,8 @@ from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
 from fastdec.engine.batched import BatchedVerifier, decode_batched
 from fastdec.engine.loop import draft_verify_accept
-from fastdec.engine import policy as policy_module
-from fastdec.engine.policy import CostAwarePolicy, PassCost, _ExtraFit
+from fastdec.engine.policy import CostAwarePolicy, PassCost, batched_choice
+from fastdec.engine.policy.measured_costs import _ExtraFit
 from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs, projects_real_positions
 
 SETTINGS = property_settings(1 / 2)
@@ -509,11 +509,11 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
         want[r] += 1
     probe = policy._probe_rows([min(s.max_draft, horizon) for s in states])
     for many in (0, 10 ** 9):  # the choice in numpy (many positions to read), and the loop (few)
-        saved, policy_module._MANY_POSITIONS = policy_module._MANY_POSITIONS, many
+        saved, batched_choice._MANY_POSITIONS = batched_choice._MANY_POSITIONS, many
         try:
             got = policy.choose_batch(states, None)
         finally:
-            policy_module._MANY_POSITIONS = saved
+            batched_choice._MANY_POSITIONS = saved
         policy._batch_skips.clear()  # (a "no draft" held over would answer the second choice without making it)
         policy._standing = None  # (as would a draft that took every position)
         if not best_t:  # no draft, or a probe of a few rows

@@ -6,8 +6,7 @@ import random
 import pytest
 from helpers.policy import State, accepted_at, policy_with
 
-import fastdec.engine.policy as policy_module
-from fastdec.engine.policy import PassCost
+from fastdec.engine.policy import CostAwarePolicy, PassCost, batch_one, batched_choice
 
 
 def padded_batch(per_token: float, rows: int = 8, limit: int = 16, judged: bool = True):
@@ -28,7 +27,7 @@ def padded_batch(per_token: float, rows: int = 8, limit: int = 16, judged: bool 
 @pytest.fixture(params=[0, 10 ** 9], ids=["numpy", "loop"])
 def many(request, monkeypatch):
     """Both padded choices: in numpy (many positions to read) and the loop (few)."""
-    monkeypatch.setattr(policy_module, "_MANY_POSITIONS", request.param)
+    monkeypatch.setattr(batched_choice, "_MANY_POSITIONS", request.param)
     return request.param
 
 
@@ -60,7 +59,7 @@ def test_a_padded_choice_that_took_everything_stands_then_is_made_again(many, mo
         st.max_draft = limit
     for _ in range(3):
         assert policy.choose_batch(rows + [fresh], None) == [0] + list(range(4, 11)) + [16]
-    for _ in range(policy_module._STANDING - 3):
+    for _ in range(batch_one._STANDING - 3):
         policy.choose_batch(rows, None)
     assert len(made) == 1  # no choice made while it stood
     policy.choose_batch(rows, None)
@@ -84,7 +83,7 @@ def test_a_first_bet_is_capped_by_what_it_adds_to_a_pass(many):
     assert sum(flat.choose_batch(rows, None)) == 8 * 16
     steep, rows = padded_batch(per_token=2e-5, judged=False)
     assert sum(steep.choose_batch(rows, None)) == steep.probe_rows * steep.probe_len
-    policy_module.CostAwarePolicy._judge(steep, 8, 1.0)
+    CostAwarePolicy._judge(steep, 8, 1.0)
     assert sum(steep.choose_batch(rows, None)) > steep.probe_rows * steep.probe_len
 
 

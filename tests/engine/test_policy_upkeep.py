@@ -7,7 +7,7 @@ import time
 import torch
 from helpers.policy import State, accepted_at, policy_with, synthetic_cost
 
-import fastdec.engine.policy as policy_module
+from fastdec.engine.policy import batch_one, cost_cache
 from fastdec.engine import InputCopyDrafter, accept_top1
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
@@ -37,16 +37,16 @@ def test_a_first_choice_stands_for_a_few_sentences_and_while_its_costs_hold():
     accepted_at(policy, 900)
     step = policy.cost.step_s
     first = policy._best_length(20, False, None, step, policy.margin)
-    assert first > 0 and policy._first_stands[policy.margin][0] == policy_module._STANDING - 1
+    assert first > 0 and policy._first_stands[policy.margin][0] == batch_one._STANDING - 1
     policy.extra_fixed = 1.0  # a pass that suddenly costs seconds: not a standing answer's to give
     assert policy._best_length(20, False, None, step, policy.margin) == 0
     policy.extra_fixed = 0.0
     policy._best_length(20, False, None, step, policy.margin)
-    for _ in range(policy_module._STANDING - 1):
+    for _ in range(batch_one._STANDING - 1):
         policy._best_length(20, False, None, step, policy.margin)
     assert policy._first_stands[policy.margin][0] == 0  # spent: the next first choice is made again
     policy._best_length(20, False, None, step, policy.margin)
-    assert policy._first_stands[policy.margin][0] == policy_module._STANDING - 1
+    assert policy._first_stands[policy.margin][0] == batch_one._STANDING - 1
     accepted_at(policy, 300)  # a refresh of the rates ends it at once
     assert policy.margin not in policy._first_stands
 
@@ -92,9 +92,9 @@ def test_the_cost_key_hashes_weights_once_and_again_after_they_change():
     from conftest import copy_model
 
     model, _, ver = copy_model()
-    policy_module._DIGESTS.pop(ver.model, None)
+    cost_cache._DIGESTS.pop(ver.model, None)
     key = pass_cost_key(ver, 8, 1)
-    assert ver.model in policy_module._DIGESTS and pass_cost_key(ver, 8, 1) == key
+    assert ver.model in cost_cache._DIGESTS and pass_cost_key(ver, 8, 1) == key
     with torch.no_grad():
         next(ver.model.parameters()).view(-1)[0] += 1.0  # in place: the same storage, a new version
     assert pass_cost_key(ver, 8, 1) != key

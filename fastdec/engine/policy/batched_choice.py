@@ -1,0 +1,358 @@
+"""The batched choice: every row's draft length for one pass over all rows (positions ranked by value, the pass's
+cost read as they are taken), what drafted batch passes gave against their promise, and a batch's held "no draft"."""
+from __future__ import annotations
+
+import time
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .batch_one import _STANDING
+from .measured_costs import _nearest
+from .pass_cost import _CHUNK, PassCost
+
+# a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
+_MANY_POSITIONS = 96
+
+
+class BatchedChoice:
+    """:class:`~fastdec.engine.policy.CostAwarePolicy` in batches (its attributes are made in
+    ``CostAwarePolicy.__init__``)."""
+
+    def new_batch(self) -> None:
+        """A new batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known yet, and its
+        drafted passes wait for one (:meth:`observe_pass`); a "no draft" held over from the last batch is made again
+        for the new rows where it came from the last rows' own counts, else it holds on (nothing it was made with has
+        changed: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16, 6, 3 and 1 rows in
+        every batch, at 0.1-0.25 ms a choice). Batch-1 iterations still waiting to be counted (a batch of one sentence
+        runs the batch-1 loop) are counted first, so that none is judged against a batch's choice."""
+        if self._waiting_iterations:
+            self._flush_iterations()
+        self._batch_greedy, self._pending = {}, {}
+        self._end_batch_hold()
+        self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}
+
+    def _judge_batch_pass(self, rows: int, seconds: float) -> None:
+        """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
+        choice of as many rows promised one) and start counting the next."""
+        promised = self._promised
+        if promised is not None and promised[0] == rows:
+            self._judge(rows, (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1])
+        self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
+
+    def _first_bet(self, rows: int):
+        """The most draft tokens a batch of ``rows`` rows may be asked for: a probe's worth (``probe_rows`` times
+        ``probe_len``; more while what they add stays under :meth:`_bet_cap`) until a drafted pass of about as many
+        rows was judged, else no limit. What a wrong estimate costs is then one small pass: priced by the calibration
+        alone, the fast backend's first batch drafted 160 tokens at B = 32, a pass of 6-7 greedy ones for 4.4-4.5
+        greedy passes' tokens."""
+        return self.probe_rows * self.probe_len if rows.bit_length() not in self._realized else 1 << 30
+
+    def _bet_cap(self, step: float) -> float:
+        """What a first bet may add to a pass beyond its ``_first_bet`` tokens: a quarter of a greedy pass by the
+        prediction. Even 4 times off (the fast backend's first batch at B = 32: 6-7 greedy passes where 1.5 were
+        predicted) that loses about one greedy pass, and on a GPU, where a padded pass of every row's whole draft costs
+        1.2 greedy passes at B = 64, the first batch need not draft 32 tokens at a time (it took 37 passes where fixed
+        IAD took 31)."""
+        return 0.25 * step
+
+    def _judge(self, rows: int, ratio: float) -> None:
+        key = rows.bit_length()
+        ratio = min(max(ratio, 0.25), 2.0)  # (one pass that met a cold cache moves the mean a step, not to its end)
+        # a running mean from 1: one pass judges the draft of its shape, not the row count's drafts (PyTorch at B = 32:
+        # a first capped draft of one token a row realised 0.81 of its promise, its later drafts of five 1.04-1.09;
+        # set by that one pass, the row count stopped drafting)
+        self._realized[key] = 0.7 * self._realized.get(key, 1.0) + 0.3 * ratio
+
+    def _bar(self, rows: int, step: float) -> float:
+        """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted
+        passes of about as many rows realised of their promise."""
+        seen, key = self._realized, rows.bit_length()
+        realized = seen.get(key) or (seen[_nearest(seen, key)] if seen else 1.0)
+        return self.margin * rows / (step * min(realized, 1.0))
+
+    def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
+        """A probe asks a few rows (``most``, default ``probe_rows``) for a probe's length each: a draft of every row
+        of a batch can cost many greedy steps, and every row asked is a drafter start. It asks the last rows: a batch
+        is cut longest first, so those are its shortest sentences, which can wait out a pass where their draft was
+        accepted in part (the batched loop's ``_waiting_rows``), and the batch's rows are of equal length again. (A
+        probe on the longest row, which cannot wait without making the batch longer, left GAD's first batch of 16 on
+        this CPU with rows of unequal lengths to its end: 92 against 75 ms of verifier time.)"""
+        out = [0] * len(limits)
+        asked, most = 0, self.probe_rows if most is None else most
+        for r in range(len(limits) - 1, -1, -1):
+            lim = limits[r]
+            if lim > 0:
+                out[r] = min(lim, self.probe_len)
+                asked += 1
+                if asked == most:
+                    break
+        return out
+
+    @staticmethod
+    def _tokens_left(state) -> int:
+        """About how many tokens a sentence has left to decode: its source's length less those decoded (an output taken
+        to be as long as its source; one longer than that is charged more of a drafter start, not less)."""
+        return max(len(state.src_list) + 1 - len(state.prefix), 1)
+
+    def _choose_padded(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
+                       step: float) -> Optional[Tuple[List[int], float]]:
+        """:meth:`choose_batch`'s choice for a padded pass (a GPU), every candidate position at once: positions ranked
+        as :meth:`_ranked` ranks them, and the number of them that maximises expected tokens per second, where the
+        t best cost the drafter of the rows they ask, the pass's extra tokens, the projected rows (exact acceptance
+        projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
+        8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise, whether they
+        took about every position ranked)``, None where no draft clears :meth:`_bar`."""
+        H = max(limits, default=0)  # (limits are at most the horizon)
+        if H <= 0:
+            return None
+        lim = np.asarray(limits, dtype=np.int64)
+        # a row without counts of its own drafts as a sentence's first draft: the products of q_first (computed once
+        # for every such row: each numpy call here costs microseconds, the arrays are small)
+        value = np.tile(np.cumprod(np.asarray(self.q_first[1: H + 1], dtype=float)), (B, 1))
+        counted = [r for r, st in enumerate(states) if st.extra.get("policy_counts") is not None]
+        if counted:
+            w, q = self.weight, np.asarray(self.q[1: H + 1], dtype=float)
+            got = [states[r].extra["policy_counts"] for r in counted]
+            reach = np.array([c[0][1: H + 1] for c in got], dtype=np.int64)
+            acc = np.array([c[1][1: H + 1] for c in got], dtype=np.int64)
+            # q_m for each row's sentence, as _ranked has it
+            value[counted] = np.cumprod(np.where(reach > 0, (acc + w * q) / (reach + w), q), axis=1)
+        # rates are at most 1, so a row's values only fall and what is kept is a prefix of its positions
+        keep = (np.arange(1, H + 1) <= lim[:, None]) & (value >= 0.01)
+        rows, pos = np.nonzero(keep)
+        if rows.size == 0:
+            return None
+        value = value[rows, pos]
+        # the best value first; ties: the lower row, then the lower position (nonzero's order, which a stable sort keeps)
+        order = np.argsort(-value, kind="stable")
+        value, rows, pos = value[order], rows[order], pos[order] + 1
+        t = np.arange(1, rows.size + 1)
+        expected = B + np.cumsum(value)
+        # a row's first position asks the drafter for it: its best, so it comes before the row's others
+        first = pos == 1
+        fresh = np.array([not st.extra.get("drafter_started") for st in states], dtype=bool)
+        new_first = first & fresh[rows]
+        asked, asked_new = np.cumsum(first), np.cumsum(new_first)
+        drafter_by = np.array([self.drafter_cost(k) for k in range(B + 1)])
+        start_by = np.array([self.start_cost(k) for k in range(B + 1)])
+        # a start is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that
+        # the fresh rows' expected tokens make of the tokens they have left (as choose_batch charges it)
+        new_tokens = asked_new + np.cumsum(np.where(fresh[rows], value, 0.0))
+        left = np.array([self._tokens_left(st) for st in states], dtype=float)
+        new_left = np.cumsum(np.where(new_first, left[rows], 0.0))
+        start_share = np.minimum(new_tokens / np.maximum(new_left, 1.0), 1.0)
+        width = np.maximum.accumulate(pos) + 1
+        late = np.cumsum(pos >= _CHUNK)
+        fed_extra, projected_extra = self._padded_tables(cost, B, int(t[-1]), int(B * _CHUNK + late[-1]))
+        added = fed_extra[t] + projected_extra[B * np.minimum(width, _CHUNK) + late - B]
+        if cost.pad_s:
+            added = added + cost.pad_s * (B * (width - 1) - t)
+        per_s = expected / (step + fixed + drafter_by[asked] + start_by[asked_new] * start_share + factor * added)
+        most = self._first_bet(B)
+        if most < t.size:  # (a first bet: beyond its tokens, positions while what they add stays under the cap)
+            over = np.flatnonzero(factor * added > self._bet_cap(step))
+            most = max(most, int(over[0]) if over.size else t.size)
+        best = int(np.argmax(per_s[:most]))
+        if not per_s[best] > self._bar(B, step):
+            return None
+        # (where the deepest positions, worth a few per cent each, did not pay for the pass's last few microseconds,
+        # the choice still took about everything)
+        took_all = expected[best] - B >= 0.9 * (expected[-1] - B)
+        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), took_all
+
+    def _hold_batch(self, rows: int, step_s: float, cost: float, key: int) -> None:
+        """A batch of ``rows`` rows holds its "no draft" (kept under ``key``): the loop may take the greedy passes left
+        before the probe is due without asking (:meth:`take_held_step`), each counted as a reuse of the held choice."""
+        steps = self._steps_before_probe(step_s, cost)
+        self.batch_hold = self._batch_hold_len = steps
+        self._batch_hold_rows, self._batch_hold_step, self._batch_hold_key = rows, step_s, key
+
+    def _end_batch_hold(self) -> None:
+        """End a batched hold: the steps taken count as reuses of the held choice, and those it counted towards the
+        next probe and did not take (it ended early) are given back."""
+        key = self._batch_hold_key
+        taken, held = self._batch_hold_len - self.batch_hold, self._batch_skips.get(key)
+        if taken and held is not None:
+            self._batch_skips[key] = (held[0], held[1] + taken, held[2], held[3])
+        if self.batch_hold:
+            self._skipped_s = max(self._skipped_s - self.batch_hold * self._batch_hold_step, 0.0)
+        self.batch_hold = self._batch_hold_len = 0
+
+    def take_held_step(self, rows: int) -> bool:
+        """Whether the batched loop's next pass, over ``rows`` rows, is a greedy one the held "no draft" covers (then
+        counted): the loop neither asks :meth:`choose_batch` nor does per-row work for it, so a batch whose drafter
+        does not pay (a batch-32 greedy pass of 0.4 ms on the fast backend) pays the policy almost nothing. A hold
+        ends where half its rows have left (fewer rows make a pass cheaper per row, so a draft may pay again)."""
+        if self.batch_hold and rows > self._batch_hold_rows // 2:
+            self.batch_hold -= 1
+            return True
+        if self._batch_hold_len:
+            self._end_batch_hold()
+        return False
+
+    def _stand(self, states, n: Sequence[int], rows: int) -> None:
+        """A padded choice of ``n`` that took every position worth 1 % or more stands (:meth:`choose_batch`)."""
+        self._standing = (rows, _STANDING)
+        for st, k in zip(states, n):
+            st.extra["policy_standing"] = k > 0
+
+    def choose_batch(self, states, verifier) -> List[int]:
+        """The draft length of every row of a batch (one pass verifies them all)."""
+        B = len(states)
+        self._promised, self._iter_s, self._iter_accepted = None, 0.0, 0  # (a first pass is not observed)
+        if self._batch_hold_len:  # a hold ran out, or was asked inside (not by the loop, which takes its steps)
+            self._end_batch_hold()
+        key = B.bit_length()
+        held = None
+        for k in (key, key + 1):  # (made at up to twice as many rows: of this row class or the next)
+            held = self._batch_skips.get(k)
+            if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
+                key = k
+                break
+            held = None
+        if held is not None:
+            # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left):
+            # only the probe's budget is checked, so a batch that never drafts pays the policy almost nothing per
+            # iteration (a full choice costs about a tenth of a batch-32 pass on the fast backend)
+            if not self._probe_due(held[2], held[3]):
+                self._batch_skips[key] = (held[0], held[1] + 1, held[2], held[3])
+                self._hold_batch(B, held[2], held[3], key)
+                return [0] * B
+            del self._batch_skips[key]
+            self._last = self.batch_cost(verifier, B)
+            return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
+        t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
+        limits = [min(st.max_draft, self.horizon) for st in states]
+        standing, self._standing = self._standing, None
+        if standing is not None and standing[1] > 0:
+            # the last padded choice took every position worth 1 % or more: no position's cost outweighed its value,
+            # and positions past 1 % are left out only to bound what a choice reads. So for a few iterations, in this
+            # batch and the next, each row that drafted (and each sentence new since then) drafts as far as it may,
+            # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
+            # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
+            # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
+            n = [lim if st.extra.get("policy_standing", True) else 0 for st, lim in zip(states, limits)]
+            if any(n):
+                self._standing = (standing[0], standing[1] - 1)
+                self._last = self.batch_cost(verifier, B)
+                self._skipped_s = 0.0
+                return n
+        cost = self._last = self.batch_cost(verifier, B)
+        if not self.reach[1]:
+            # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
+            # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
+            # backend)
+            return self._probe_rows(limits, 1)
+        probe_n = self._probe_rows(limits)
+        if self._batch_greedy_near(B) is None and self._run_greedy_near(B) is None:
+            # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
+            # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
+            # alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first batch at
+            # 40 us a token, what a greedy row costs there, where 20 were expected. (Every batch measuring its own
+            # first cost two greedy passes a batch: IAD at B = 2 drafted 5.6 tokens per iteration against 13.3.)
+            return [0] * B
+        fixed, factor = self.batch_line(B)
+        factor *= self._scale(B, cost)
+        step = self.greedy_pass_s(B, cost)
+        probed = sum(1 for n in probe_n if n)
+        probe_fed = B + sum(probe_n)
+
+        def no_draft() -> List[int]:
+            if not probed:
+                return [0] * B
+            probe_cost = self._probe_cost(fixed + factor * cost.extra(probe_fed, self._projected(probe_n), base=B),
+                                          probed)
+            if self._probe_due(step, probe_cost):
+                return probe_n
+            own = any(st.extra.get("policy_counts") is not None for st in states)
+            self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
+            self._hold_batch(B, step, probe_cost, key)
+            return [0] * B
+        fused = self._rows_fused
+        depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
+        if depth and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
+            # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
+            # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
+            # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
+            chosen = self._choose_padded(states, limits, cost, B, fixed, factor, step)
+            if chosen is None:
+                return no_draft()
+            self._skipped_s = 0.0
+            n, rate, took_all = chosen
+            if took_all:
+                self._stand(states, n, B)
+            self._promised = (B, rate, time.perf_counter() - t0)
+            return n
+        # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
+        # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
+        # ranked)
+        # (with the bar: a draft clears it only where one of its positions does, value over least cost)
+        floor = factor * self._min_marginal(cost, B) * self._bar(B, step) if fused else 0.0
+        # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice. A start
+        # is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that the
+        # fresh rows' expected tokens make of the tokens they have left (charged whole, the starts of a batch of long
+        # sentences -- IAD's n-gram index, 1.3-1.5 ms for the four longest of 256 GEC sentences, 10-12 ms priced for 32
+        # rows against a 2.8-3.6 ms greedy pass -- kept the longest batch greedy though its copies were accepted)
+        asked, asked_new, drafter = set(), 0, fixed
+        new_tokens, new_left, start, charged = 0.0, 0, 0.0, 0.0
+        best_t, best = 0, self._bar(B, step)
+        most = self._first_bet(B)
+        expected = float(B)
+        # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
+        # first 8 positions of every row at once, then only the rows still accepting: the projected rows grow with the
+        # widest draft, then one per draft token past the 8th
+        width, late = 1, 0
+        extra = self._extra_upto(cost, B, 16)  # what t draft tokens add to the pass (real rows), as far as read
+        base, inv_best = step + drafter, 1.0 / best  # (per candidate token: locals only)
+        pad = cost.pad_s  # every row shorter than the widest draft is padded to it
+        taken = []  # the rows of the positions read, in order
+        took_all = False
+        cap = self._bet_cap(step)
+        fresh_rows = [not st.extra.get("drafter_started") for st in states]
+        for t, (p, r, m) in enumerate(self._ranked(states, limits, floor) if floor < 1.0 else (), 1):
+            taken.append(r)
+            expected += p
+            fresh = fresh_rows[r]
+            if t + 1 >= len(extra):
+                extra = self._extra_upto(cost, B, 2 * t + 2)
+            if r not in asked:
+                asked.add(r)
+                if fresh:
+                    asked_new += 1
+                    new_tokens += 1.0
+                    new_left += self._tokens_left(states[r])
+                    start = self.start_cost(asked_new)
+                drafter = fixed + self.drafter_cost(len(asked))
+            if fresh:
+                new_tokens += p
+                charged = start * min(new_tokens / new_left, 1.0)
+            base = step + drafter + charged
+            if m >= width:
+                width = m + 1
+            if fused:
+                added = extra[t]
+            else:
+                late += m >= _CHUNK
+                added = self._padded_extra(cost, B, t, B * min(width, _CHUNK) + late)
+            if pad:
+                added += pad * (B * (width - 1) - t)
+            if t > most and factor * added > cap:
+                break  # a first bet's tokens are spent and this position would take its cost past the cap
+            rate = expected / (base + factor * added)
+            if rate > best:
+                best_t, best, inv_best = t, rate, 1.0 / rate
+            elif p * inv_best < factor * (extra[t + 1] - extra[t] - pad):
+                break  # the values only fall, and a token costs at least this from here (filling a padding position)
+        else:  # every position worth 1 % or more was read: taken, on a padded pass, the choice stands
+            took_all = not fused and best_t == len(taken)
+        if best_t == 0:
+            return no_draft()  # (which holds the choice while nothing it depends on changes)
+        self._skipped_s = 0.0
+        n = [0] * B
+        for r in taken[:best_t]:
+            n[r] += 1
+        if took_all:
+            self._stand(states, n, B)
+        self._promised = (B, best, time.perf_counter() - t0)
+        return n
