@@ -103,3 +103,16 @@ def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
     policy.observe(short, drafted=3, accepted=3, asked=8)
     policy._refresh()
     assert short.extra["policy_counts"][0][1:6] == [1, 1, 1, 0, 0] and short.extra["policy_counts"][1][1:4] == [1, 1, 1]
+
+
+def test_a_fused_batch_s_choice_pays_for_the_positions_it_reads():
+    """On a CPU's fused pass every position the choice reads costs its own time (measured on choices that read many):
+    where reading a position costs more than its token brings, nothing is drafted; a padded pass leaves it out."""
+    policy, rows = started_batch(per_token=2.5e-5)
+    assert policy._read_s == 0.0 and sum(policy.choose_batch(rows, None)) > 0
+    assert 0.0 < policy._read_s < 1e-3  # (measured on that choice: it read every row's ten positions)
+    policy._read_s = 2e-3
+    assert policy.choose_batch(rows, None) == [0] * 8
+    policy._batch_skips.clear()
+    policy._rows_fused = False
+    assert sum(policy.choose_batch(rows, None)) > 0

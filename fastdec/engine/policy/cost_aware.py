@@ -128,6 +128,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         # batch-1 iterations whose input-wide counting waits (:meth:`observe_iteration`)
         self._waiting_iterations: List[tuple] = []
         self._last: Optional[tuple] = None  # the cost and batch size of the last batched choice
+        self._read_s = 0.0  # what a batched choice on a fused pass takes per position it reads (0: not measured yet)
 
     def prepare(self, verifier, batch: int = 1) -> None:
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
