@@ -139,6 +139,14 @@ class _Systems:
             return draft_policy(m)
         return self.replays.setdefault(m.label, ReplayedChoices({}))
 
+    @staticmethod
+    def _ready(policy, verifier, batch: int):
+        """``policy`` with its pass costs read or measured now, before the clock starts (building is not decoding)."""
+        load = getattr(policy, "load_costs", None)
+        if load is not None:
+            load(verifier, batch)
+        return policy
+
     def drafter(self, m: Method):
         kw = drafter_kwargs(m)
         key = repr((m.drafter, m.backend, sorted(kw.items())))
@@ -172,7 +180,7 @@ class _Systems:
                   sync_timing=c.sync_timing, method=m.label)
 
         verifier = c.verifier_of(m.backend)
-        policy = self.policy(m)
+        policy = self._ready(self.policy(m), verifier, 1)
 
         def engine_one(i, src):
             return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i,
@@ -194,8 +202,8 @@ class _Systems:
             raise ValueError(f"{m.label}: only fairseq, ct2 and engine methods decode in batches")
         drafter = self.drafter(m) if m.drafter else None
         rule = acceptance_rule(m, c.loaded.tgt_dict.symbols if m.eps else None)
-        policy = self.policy(m)
         verifier = c.verifier_of(m.backend)  # a fast (C) verifier batches its rows in C (fastdec.engine.fast_batched)
+        policy = self._ready(self.policy(m), verifier, m.batch_size)
 
         def engine_all(sources, ids):
             results = decode_batched(verifier, sources, drafter, rule, batch_size=m.batch_size,

@@ -402,6 +402,38 @@ def test_a_measured_pass_cost_is_read_back_by_the_next_policy(tmp_path, monkeypa
     assert measured == [1, 3, 1, 1, 1, 1, 1]
 
 
+def test_a_benchmark_method_reads_its_pass_costs_when_built_not_when_it_decodes(tmp_path, monkeypatch):
+    """The runner's cost-aware methods (batch 1 and batched, both backends) have their pass costs for their batch size
+    when they are built: their decodes, which are timed, neither read the cache (whose key hashes the weights) nor
+    measure."""
+    from types import SimpleNamespace
+
+    from fastdec.bench.runner import Context, _Systems
+    from fastdec.engine import Verifier
+
+    monkeypatch.setenv("FASTDEC_PASS_COST_CACHE", str(tmp_path))
+    model, d, _ = random_model(0)
+    ctx = Context(loaded=SimpleNamespace(model=model), verifier=Verifier(model, dtype=torch.float64), max_len_b=8)
+    srcs = [torch.tensor(list(range(5, 5 + n)) + [d.eos()]) for n in (4, 2, 6)]
+    built = []
+    for spec in ("iad:policy=cost", "iad:policy=cost:batch=3", "iad:backend=fast:policy=cost:batch=3"):
+        m = parse_method(spec)
+        systems = _Systems(ctx)
+        built.append((m, systems.build_batched(m) if m.batch_size > 1 else systems.build(m)))
+
+    def timed(*a, **k):
+        raise AssertionError("pass costs read or measured while decoding")
+    monkeypatch.setattr(measured_costs, "cached_pass_cost", timed)
+    monkeypatch.setattr(measured_costs, "measure_pass_cost", timed)
+    for m, decode in built:
+        if m.batch_size > 1:
+            records = decode(srcs, list(range(len(srcs))))
+        else:
+            records = [decode(i, s) for i, s in enumerate(srcs)]
+        verifier = ctx.verifier_of(m.backend)
+        assert [r.tokens for r in records] == [greedy_decode(verifier, s, max_len_b=8).tokens for s in srcs], m.label
+
+
 def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
     """Before any count a batch drafts on its last row only, a probe on its last probe_rows rows (a batch is cut longest
     first: its shortest sentences), and the batched loop starts the drafter for the rows it asks, when it asks them;
