@@ -3,21 +3,21 @@
 Sentence after sentence, every method decodes the sentence back to back, in an order shuffled for each sentence (seeded
 by its index; with ``block`` > 1, every method decodes that many sentences in its turn), so that load drifting on a
 shared or throttled machine, and the caches one method leaves to the next (a method right after a PyTorch one measured
-15-23 % slower on a 2-core CPU), hit all methods alike and per-sentence speed ratios compare like with like. Drafters
-and fairseq generators are built before the clock starts (loading is never timed); ``warmup`` sentences are decoded by
-every method first and not recorded (a method with a cost-aware draft policy decodes them with a policy of its own: the
-timed decodes start from a fresh policy, as a user's decode does, not from one that learned a two-sentence warm-up
-batch's acceptance; a batched method warms up on the input's first, longest batch of its size, whatever ``warmup`` is
-above 0); with ``repeats > 1`` each (method, sentence) is decoded that many times and the fastest kept (outputs are
-deterministic: a differing output is an error; a cost-aware policy counts each decode, as a user's would). Methods with
-a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched draft -> verify -> accept of
-:mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch: the input is cut once into
-batches, longest sentences first (like fairseq), and every method of that batch size decodes each batch in turn, in an
-order shuffled per batch (seeded); with ``repeats > 1`` that many rounds, each in its own order, and each method's
-fastest decode of the batch kept (on a lent GPU a batch of one method met a stall of 20-65 ms at random, up to 2x the
-batch's time). Every method then decodes the very same batches, and a drift in the machine's speed hits them alike (one
-method after the other over the whole input, a fast-backend method's 0.5 s on 256 sentences moved by up to 15 % from one
-method to the next). Each sentence is charged its share of its batch's time.
+15-23 % slower on a 2-core CPU), hit all methods alike and per-sentence speed ratios compare like with like. Drafters,
+fairseq generators and a cost-aware policy's pass costs are made before the clock starts (loading is never timed);
+``warmup`` sentences are decoded by every method first and not recorded (a method with a cost-aware draft policy decodes
+them with a policy of its own: the timed decodes start from a fresh policy, as a user's decode does, not from one that
+learned a two-sentence warm-up batch's acceptance; a batched method warms up on the input's first, longest batch of its
+size, whatever ``warmup`` is above 0); with ``repeats > 1`` each (method, sentence) is decoded that many times and the
+fastest kept (outputs are deterministic: a differing output is an error; a cost-aware policy counts each decode, as a
+user's would). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched
+draft -> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch:
+the input is cut once into batches, longest sentences first (like fairseq), and every method of that batch size decodes
+each batch in turn, in an order shuffled per batch (seeded); with ``repeats > 1`` that many rounds, each in its own
+order, and each method's fastest decode of the batch kept (on a lent GPU a batch of one method met a stall of 20-65 ms
+at random, up to 2x the batch's time). Every method then decodes the very same batches, and a drift in the machine's
+speed hits them alike (one method after the other over the whole input, a fast-backend method's 0.5 s on 256 sentences
+moved by up to 15 % from one method to the next). Each sentence is charged its share of its batch's time.
 """
 from __future__ import annotations
 
