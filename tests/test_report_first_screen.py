@@ -83,3 +83,19 @@ def test_headline_takes_the_papers_other_setting_and_says_so():
     assert row["paper"] == 28.73 and "k = 25" in row["source"]
     row = figure_row(bleu, {"gad_table1": t1.assign(paper_bleu=27.0)})
     assert row["paper"] == 27.0 and "k = 25" not in row["source"]
+
+
+def test_a_paper_s_card_answers_whether_cost_aware_drafting_kept_greedy_s_speed(tmp_path):
+    items = _run(tmp_path)
+    policy = Path(items[1]).parent / "gad_policy.csv"
+    pd.DataFrame({"run": ["test", "batch"], "method": ["gad-k10", "gad-k10"], "batch_size": [1, 8],
+                  "exact": [True, True], "cost_x_greedy": [0.99, 0.95], "cost_vs_fixed": [4.0, 7.0],
+                  "identical_to_greedy_pct": [100.0, 100.0]}).to_csv(policy, index=False)
+    page = build_html({"demo": items + [str(policy)]}, str(REPO / "workflow/report"))
+    card = page[page.index("class='cards'"):page.index("<h2>Figures")]
+    assert ("Cost-aware draft lengths (beyond the paper)</b>: 1 of 2 exact cost-aware rows at 0.97x greedy" in card
+            and "slowest 0.95x: gad-k10 at batch 8, batch" in card and "(table: gad_policy)" in card)
+    text = build_report("demo", items + [str(policy)], str(REPO / "workflow/report"), out_dir=str(tmp_path))
+    assert "**Cost-aware draft lengths (beyond the paper)**: 1 of 2" in text.split("## Coverage")[0]
+    assert "Cost-aware draft lengths" not in build_report("demo", items, str(REPO / "workflow/report"),
+                                                         out_dir=str(tmp_path)).split("## Coverage")[0]

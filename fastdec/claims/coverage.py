@@ -87,6 +87,9 @@ REGISTRY: List[Entry] = [
     _n("Xia", "Figure 2", "draft-and-verify iteration", ILLUSTRATION),
     _n("Xia", "Figure 3", "GAD++ verification", ILLUSTRATION),
     _d("Xia", "Figure 4", "per-sentence speedup distribution of GAD++", "gad/figures/gad_figure4_speedup.png"),
+    _d("Xia", "Cost-aware draft lengths (beyond the paper)", "GAD with each iteration's draft length chosen by what a "
+       "verifier pass costs, beside fixed k and greedy at every batch size, and the lengths it chose",
+       T + "gad_policy.csv"),
     _d("Xia", "Footnote 8", "mean accepted tokens on the dev set (GAD, GAD++, Blockwise)",
        T + "gad_table2_block_size.csv"),
     # ---- Ge et al. 2022 (IAD + GAD)
@@ -137,6 +140,9 @@ REGISTRY: List[Entry] = [
        "gad/figures/gad_figure7_batch.png"),
     _d("Ge", "Figure 7 (data)", "the figure's points", T + "gad_figure7_batch.csv"),
     _d("Ge", "Figure 8", "per-sentence speedup (= Xia Figure 4)", "gad/figures/gad_figure4_speedup.png"),
+    _d("Ge", "Cost-aware draft lengths (beyond the paper)", "IAD with each iteration's draft length chosen by what a "
+       "verifier pass costs, beside fixed drafts and greedy at every batch size, and the lengths it chose",
+       "gec/tables/gec_policy.csv"),
     # ---- Stern et al. 2018 (blockwise parallel decoding)
     _d("Stern", "Table 1", "BLEU and mean accepted block size per k and training variant (dev)",
        B + "blockwise_table1.csv"),
@@ -166,6 +172,9 @@ REGISTRY: List[Entry] = [
     _d("Stern", "Batched (beyond the paper)", "exact blockwise decoding at batch 1-32 with per-row rollback; the "
        "paper times batch 1 only", B + "blockwise_batch.png"),
     _d("Stern", "Batched (data)", "the figure's points", B + "blockwise_batch.csv"),
+    _d("Stern", "Cost-aware block lengths (beyond the paper)", "exact blockwise decoding with each iteration's block "
+       "length chosen by what a verifier pass costs, beside fixed k and greedy at every batch size",
+       B + "blockwise_policy.csv"),
     _d("Stern", "Blockwise vs GAD", "Ge Table 8 / Xia Table 4 comparison on the same data and hardware",
        B + "blockwise_vs_gad.csv"),
     _d("Xia, Ge, Stern, Hsu", "Claims", "the papers' hardware-independent claims checked on this run's tables "

@@ -89,6 +89,16 @@ def hardware_line(study: str, tables: Dict[str, pd.DataFrame], config_device: st
     return line + (f", {'/'.join(map(str, sorted(threads)))} CPU thread(s)" if threads else "")
 
 
+def drafting_line(study: str, tables: Dict[str, pd.DataFrame]) -> str:
+    """The answer of the study's table of cost-aware draft lengths (``<prefix>policy``, fastdec.bench.policy_table);
+    "" where the run has none."""
+    from fastdec.bench.policy_table import summary_line
+
+    df = tables.get(f"{TABLE_PREFIX[study]}policy")
+    line = summary_line(df) if df is not None else None
+    return f"{line} (table: {TABLE_PREFIX[study]}policy)" if line else ""
+
+
 def _config_device(items: Sequence[str]) -> str:
     """The ``device`` of the run's config.yaml, in the folder all ``items`` share (results/<experiment>)."""
     import os
@@ -119,5 +129,6 @@ def cards(items: Sequence[str]) -> List[Card]:
     for study, module in MODULES.items():
         headline = pd.DataFrame([figure_row(f, tables) for f in module.HEADLINE])
         out.append(Card(STUDIES[study], headline, claims[claims["study"] == study].reset_index(drop=True),
-                        audit_lines(module.AUDIT, tables), hardware_line(study, tables, device)))
+                        audit_lines(module.AUDIT, tables), hardware_line(study, tables, device),
+                        drafting_line(study, tables)))
     return out

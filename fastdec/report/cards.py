@@ -9,6 +9,7 @@ from typing import List
 import pandas as pd
 
 FAILS = "fails"
+DRAFTING = "Cost-aware draft lengths (beyond the paper)"
 
 
 @dataclass
@@ -18,6 +19,7 @@ class Card:
     claims: pd.DataFrame                   # claim, paper, ours, status
     audit: List[str] = field(default_factory=list)   # "method: 100.0% identical" per exact method
     hardware: str = ""
+    drafting: str = ""  # cost-aware draft lengths against greedy and fixed k (beyond the paper; "": none in the run)
 
     def counts(self) -> str:
         c = self.claims["status"].value_counts() if len(self.claims) else {}
@@ -60,8 +62,10 @@ def card_html(card: Card) -> str:
             f"<li>{mark.get(r.status, '–')} {html.escape(r.claim)} <span class='muted'>({html.escape(r.status)}: "
             f"{html.escape(str(r.ours))})</span></li>" for r in others.itertuples()) + "</ul></details>")
     audit = "; ".join(card.audit) if card.audit else "no exact method in this run"
-    parts += [f"<p><b>Lossless audit</b> (identical to greedy, per exact method): {html.escape(audit)}</p>",
-              f"<p><b>Hardware</b>: {html.escape(card.hardware)}</p></div>"]
+    parts.append(f"<p><b>Lossless audit</b> (identical to greedy, per exact method): {html.escape(audit)}</p>")
+    if card.drafting:
+        parts.append(f"<p><b>{DRAFTING}</b>: {html.escape(card.drafting)}</p>")
+    parts.append(f"<p><b>Hardware</b>: {html.escape(card.hardware)}</p></div>")
     return "".join(parts)
 
 
@@ -79,6 +83,8 @@ def cards_markdown(cards: List[Card]) -> str:
                 if r.status == FAILS]
         out += [f"- {r.status}: {r.claim} ({r.ours})" for r in card.claims.itertuples() if r.status != FAILS]
         audit = "; ".join(card.audit) if card.audit else "no exact method in this run"
-        out += ["", f"**Lossless audit** (identical to greedy, per exact method): {audit}", "",
-                f"**Hardware**: {card.hardware}", ""]
+        out += ["", f"**Lossless audit** (identical to greedy, per exact method): {audit}", ""]
+        if card.drafting:
+            out += [f"**{DRAFTING}**: {card.drafting}", ""]
+        out += [f"**Hardware**: {card.hardware}", ""]
     return "\n".join(out)

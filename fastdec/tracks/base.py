@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 __all__ = ["BenchRun", "TableItem", "section", "schema_path", "ct2_methods", "ct2_conversions", "backend_methods",
-           "policy_methods", "with_key"]
+           "policy_methods", "policy_item", "write_policy_item", "with_key"]
 
 TRACKS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -85,6 +85,29 @@ def policy_methods(policies, specs) -> List[str]:
 
     return [with_key(s, "policy", p) for p in policies if p != "fixed" for s in specs
             if parse_method(s).drafter and parse_method(s).kind == "engine" and parse_method(s).min_block == 1]
+
+
+def policy_item(track: str, runs: Dict[str, BenchRun], R: str) -> Dict[str, "TableItem"]:
+    """The track's table of cost-aware draft lengths (``<track>/tables/<track>_policy.csv``,
+    :mod:`fastdec.bench.policy_table`) over those of its ``runs`` that have a ``policy=cost`` method; none without."""
+    from fastdec.bench.methods import parse_method
+    from fastdec.layout import ResultsLayout
+
+    L = ResultsLayout(R)
+    with_cost = [run for run, b in runs.items()
+                 if any(parse_method(s).kind == "engine" and parse_method(s).policy == "cost" for s in b.methods)]
+    if not with_cost:
+        return {}
+    inputs = [L.run(f"{run}/{f}") for run in with_cost for f in ("summary.csv", "sentences.jsonl")]
+    return {f"{track}/tables/{track}_policy.csv": TableItem(track, f"{track}_policy", inputs)}
+
+
+def write_policy_item(item: "TableItem", output: str) -> None:
+    """Write :func:`policy_item`'s table: each run named by its folder below ``<track>/bench/``."""
+    from fastdec.bench.policy_table import write_policy_table
+
+    runs = [os.path.dirname(p) for p in item.inputs if p.endswith("summary.csv")]
+    write_policy_table({run.replace(os.sep, "/").split(f"{item.track}/bench/", 1)[-1]: run for run in runs}, output)
 
 
 def ct2_methods(compute_types, beam: int, model_dir: str) -> List[str]:

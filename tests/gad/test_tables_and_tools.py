@@ -212,8 +212,11 @@ def test_track_runs_drafters_and_items():
                            "gad/tables/gad_table2_block_size.csv",
                            "gad/tables/gad_table3_beta_tau.csv", "gad/figures/gad_figure4_speedup.png",
                            "gad/tables/gad_table7_modules.csv", "gad/tables/gad_table9_repetition.csv",
-                           "gad/tables/gad_table10_hyperparameters.csv", *batch]
+                           "gad/tables/gad_table10_hyperparameters.csv", *batch, "gad/tables/gad_policy.csv"]
     assert items["gad/figures/gad_figure4_speedup.png"].inputs[-1] == "r/gad/bench/test/sentences.jsonl"
+    # the cost-aware rows' table reads every run that has one
+    policy_runs = {p.rsplit("/", 1)[0] for p in items["gad/tables/gad_policy.csv"].inputs}
+    assert policy_runs == {f"r/gad/bench/{r}" for r in ("test", "batch") if r == "test" or cfg["gad"]["batch_sizes"]}
     cfg["gad"].update(batch_sizes=[1, 8], batch_sentences=16)
     run = gad.bench_runs(cfg, "r")["gad/bench/batch"]
     assert [parse_method(m).label for m in run.methods] == [

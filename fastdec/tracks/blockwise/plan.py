@@ -25,7 +25,8 @@ import os
 from typing import Dict, List, Tuple
 
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.base import BenchRun, TableItem, backend_methods, policy_methods, section as validated_section
+from fastdec.tracks.base import (BenchRun, TableItem, backend_methods, policy_item, policy_methods,
+                                 section as validated_section)
 from fastdec.tracks.specs import Model
 
 # variant -> (base AT model of the MT chain, data-bin folder, base parameters frozen)
@@ -210,5 +211,5 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         if config["tracks"].get("gad"):
             items["blockwise_vs_gad.csv"] = summaries("test") + [L.raw("test", tgt)] + [
                 L.run(f"{GAD_RUN}/{f}") for f in ("summary.csv", "sentences.jsonl", "meta.json")]
-    return {f"{_TABLES}/{path}": TableItem("blockwise", path.rsplit(".", 1)[0], inputs)
-            for path, inputs in items.items()}
+    return {**{f"{_TABLES}/{path}": TableItem("blockwise", path.rsplit(".", 1)[0], inputs)
+               for path, inputs in items.items()}, **policy_item("blockwise", bench_runs(config, R), R)}

@@ -28,7 +28,8 @@ from typing import Dict, List, Optional
 
 from fastdec.bench.methods import parse_method
 from fastdec.layout import ResultsLayout
-from fastdec.tracks.base import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods, section
+from fastdec.tracks.base import (BenchRun, TableItem, backend_methods, ct2_methods, policy_item, policy_methods,
+                                 section)
 from fastdec.tracks.gad.paper import GAD_BIG_REFERENCE
 from fastdec.tracks.specs import Model
 
@@ -270,4 +271,5 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         inputs = [ResultsLayout(R).run("gad/bench/batch/summary.csv")]
         out[f"gad/figures/{BATCH_TABLE}.png"] = TableItem("gad", BATCH_TABLE, inputs)
         out[f"gad/tables/{BATCH_TABLE}.csv"] = TableItem("gad", BATCH_TABLE, inputs)
+    out.update(policy_item("gad", bench_runs(config, R), R))
     return out

@@ -30,7 +30,8 @@ from typing import Dict, List, Optional, Tuple
 from fastdec.bench.methods import parse_methods
 from fastdec.layout import ResultsLayout
 from fastdec.tracks.bart import BartPlan
-from fastdec.tracks.base import BenchRun, TableItem, backend_methods, ct2_methods, policy_methods, section
+from fastdec.tracks.base import (BenchRun, TableItem, backend_methods, ct2_methods, policy_item, policy_methods,
+                                 section)
 from fastdec.tracks.specs import Dataset, Model, architecture, bart_init, starting_from
 
 # The prepared corpus (data/full) and the selected one (data/raw) of every source: the gold is an M2 file (GEC) or
@@ -432,6 +433,7 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         # from the config alone (the training command fairseq would run)
         "gec/tables/gec_table11_hyperparameters.csv": TableItem("gec", "gec_table11_hyperparameters", []),
         **figure6,
+        **policy_item("gec", bench_runs(config, R), R),
     }
 
 
