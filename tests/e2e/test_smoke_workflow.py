@@ -124,6 +124,16 @@ def test_track_tables_read_the_common_results(smoke_run):
                                                        "blockwise-k4-int8", "blockwise-k4-int8-cost") for b in (1, 4))
     for m in ("greedy", "blockwise-k4-int8", "blockwise-k4-int8-cost"):
         assert (bb.loc[m, "identical_to_greedy_pct"] == 100.0).all(), m
+    # beyond the papers: each drafting track's cost-aware rows beside fixed k, lossless, with the lengths they chose
+    for track in ("gec", "gad", "blockwise"):
+        pol = pd.read_csv(smoke_run / f"{track}/tables/{track}_policy.csv")
+        exact = pol[pol["exact"]]
+        assert len(exact) and (exact["identical_to_greedy_pct"] == 100.0).all(), track
+        assert (pol["cost_x_greedy"] > 0).all() and pol["drafted_iterations_pct"].between(0, 100).all(), track
+    # Table 4's k = 4 at batch 1 on each backend, and the batch curve's k = 4 at its batch sizes
+    bw = pd.read_csv(smoke_run / "blockwise/tables/blockwise_policy.csv")
+    assert set(bw["batch_size"]) == {1, 4} and set(bw["backend"]) == {"torch", "fast"}
+    assert "Cost-aware draft lengths (beyond the paper)" in (smoke_run / "report/report.md").read_text()
     ex = pd.read_csv(smoke_run / "blockwise/tables/blockwise_example.csv")  # Stern Sec. 7.4, our model
     steps = ex[~ex["step"].isin(["input", "output"])]
     assert len(steps) >= 1 and steps["tokens"].min() >= 1 and steps["text"].iloc[-1].endswith("<EOS>")
