@@ -87,25 +87,28 @@ def policy_methods(policies, specs) -> List[str]:
             if parse_method(s).drafter and parse_method(s).kind == "engine" and parse_method(s).min_block == 1]
 
 
-def policy_item(track: str, runs: Dict[str, BenchRun], R: str) -> Dict[str, "TableItem"]:
+def policy_item(track: str, runs: Dict[str, List[str]], R: str) -> Dict[str, "TableItem"]:
     """The track's table of cost-aware draft lengths (``<track>/tables/<track>_policy.csv``,
-    :mod:`fastdec.bench.policy_table`) over those of its ``runs`` that have a ``policy=cost`` method; none without."""
+    :mod:`fastdec.bench.policy_table`) over those of its ``runs`` (run folder -> method specs) that have a
+    ``policy=cost`` method; none without."""
     from fastdec.bench.methods import parse_method
     from fastdec.layout import ResultsLayout
 
     L = ResultsLayout(R)
-    with_cost = [run for run, b in runs.items()
-                 if any(parse_method(s).kind == "engine" and parse_method(s).policy == "cost" for s in b.methods)]
+    with_cost = [run for run, specs in runs.items()
+                 if any(parse_method(s).kind == "engine" and parse_method(s).policy == "cost" for s in specs)]
     if not with_cost:
         return {}
     inputs = [L.run(f"{run}/{f}") for run in with_cost for f in ("summary.csv", "sentences.jsonl")]
     return {f"{track}/tables/{track}_policy.csv": TableItem(track, f"{track}_policy", inputs)}
 
 
-def write_policy_item(item: "TableItem", output: str) -> None:
-    """Write :func:`policy_item`'s table: each run named by its folder below ``<track>/bench/``."""
+def write_policy_item(items: Dict[str, "TableItem"], track: str, output: str) -> None:
+    """Write :func:`policy_item`'s table (``items``: the track's table items): each run named by its folder below
+    ``<track>/bench/``."""
     from fastdec.bench.policy_table import write_policy_table
 
+    item = next(i for i in items.values() if i.name == f"{track}_policy")
     runs = [os.path.dirname(p) for p in item.inputs if p.endswith("summary.csv")]
     write_policy_table({run.replace(os.sep, "/").split(f"{item.track}/bench/", 1)[-1]: run for run in runs}, output)
 

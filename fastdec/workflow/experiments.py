@@ -30,12 +30,6 @@ def track_table_items(track: str, config: dict, R: str) -> Dict[str, TableItem]:
 
 
 def make_table(track: str, name: str, config: dict, R: str, output: str) -> None:
-    """Write one table or figure of ``track`` to ``output``; a track's table of cost-aware draft lengths is the same
-    for every track (:func:`fastdec.tracks.base.policy_item`)."""
-    if track != CLAIMS and name == f"{track}_policy":
-        from fastdec.tracks.base import write_policy_item
-
-        items = track_table_items(track, config, R).values()
-        return write_policy_item(next(i for i in items if i.name == name), output)
+    """Write one table or figure of ``track`` to ``output``."""
     writer = orderings if track == CLAIMS else registry.track(track).outputs
     writer.make_table(name, config, R, output)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from fastdec.layout import ResultsLayout
+from fastdec.tracks.base import write_policy_item
 from fastdec.tracks.blockwise.plan import GAD_RUN, batch_specs, example_run, runs, section, table_items
 
 
@@ -11,6 +12,8 @@ def make_table(name: str, config: dict, R: str, output: str) -> None:
     """Write one table (CSV) or figure (PNG; ``blockwise_figure4`` is both, by the output's extension)."""
     from fastdec.tracks.blockwise import tables as T
 
+    if name == "blockwise_policy":
+        return write_policy_item(table_items(config, R), "blockwise", output)
     bw = section(config)
     dec = bw["decode"]
     prec, beam, title = dec["head_precision"], dec["beam"], config.get("experiment", "")

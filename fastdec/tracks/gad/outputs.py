@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from fastdec.bench.methods import parse_method
+from fastdec.tracks.base import write_policy_item
 from fastdec.tracks.gad.paper import GAD_BIG_REFERENCE
 from fastdec.tracks.gad.plan import AR_ROWS, BATCH_TABLE, CNNDM_TABLE, NAT_BIG, PAPER_TABLES, TABLES, Plan, table_items
 
@@ -11,6 +12,8 @@ from fastdec.tracks.gad.plan import AR_ROWS, BATCH_TABLE, CNNDM_TABLE, NAT_BIG, 
 def make_table(name: str, config: dict, R: str, output: str) -> None:
     from fastdec.tracks.gad import tables as T
 
+    if name == "gad_policy":
+        return write_policy_item(table_items(config, R), "gad", output)
     p = Plan(config, R)
     g = p.g
     if name == BATCH_TABLE:

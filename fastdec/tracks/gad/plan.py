@@ -24,7 +24,7 @@ Seq-KD data, initialised from the verifier (``init_from_verifier``; rule gad_ini
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from fastdec.bench.methods import parse_method
 from fastdec.layout import ResultsLayout
@@ -210,19 +210,23 @@ def model(config: dict, R: str, name: str, plugin: str) -> Model:
                  f"--task block_drafting --criterion glat_block_loss --user-dir {plugin}")
 
 
-def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
-    p, dec = Plan(config, R), config["decode"]
-    out = {}
+def _runs(p: Plan) -> List[Tuple[str, str, List[str]]]:
+    """``(run, split, method specs)`` of each benchmark run of the track."""
+    if p.task == "summarization":
+        return [("test", "test", p.methods(p.test))]
     runs = [("test", "test", p.test), ("valid", "valid", p.valid)]
-    summarization = p.task == "summarization"
-    if summarization:
-        runs = [("test", "test", p.test)]
-    elif p.batch_sizes:
+    if p.batch_sizes:
         from fastdec.bench.batch_curves import at_batch_sizes
 
         runs.append(("batch", "test", at_batch_sizes(p.batch_curves, p.batch_sizes)))
-    for run, split, specs in runs:
-        methods = p.methods(specs)
+    return [(run, split, p.methods(specs)) for run, split, specs in runs]
+
+
+def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
+    p, dec = Plan(config, R), config["decode"]
+    out = {}
+    summarization = p.task == "summarization"
+    for run, split, methods in _runs(p):
         out[f"gad/bench/{run}"] = BenchRun(
             "gad", p.L.model("verifier"), p.dictionary, p.L.bpe(split, p.src), methods,
             ref=None if summarization else p.L.raw(split, p.tgt), lang=None if summarization else p.tgt,
@@ -271,5 +275,5 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         inputs = [ResultsLayout(R).run("gad/bench/batch/summary.csv")]
         out[f"gad/figures/{BATCH_TABLE}.png"] = TableItem("gad", BATCH_TABLE, inputs)
         out[f"gad/tables/{BATCH_TABLE}.csv"] = TableItem("gad", BATCH_TABLE, inputs)
-    out.update(policy_item("gad", bench_runs(config, R), R))
+    out.update(policy_item("gad", {f"gad/bench/{run}": methods for run, _, methods in _runs(Plan(config, R))}, R))
     return out

@@ -6,14 +6,17 @@ import os
 import sys
 
 from fastdec.layout import ResultsLayout
+from fastdec.tracks.base import write_policy_item
 from fastdec.tracks.gec.plan import (batch_run, run_name, runs, batch_specs, debpe_kwargs, gec_path, labels,
-                                     model_description, score_file)
+                                     model_description, score_file, table_items)
 
 
 def make_table(name: str, config: dict, R: str, output: str) -> None:
     from fastdec.bench.results import read_run
     from fastdec.tracks.gec import tables
 
+    if name == "gec_policy":
+        return write_policy_item(table_items(config, R), "gec", output)
     gb, source = config["gec"]["benchmark"], config["gec"]["data"]["source"]
     run1, cpu = runs(config)
     if name == "gec_table11_hyperparameters":

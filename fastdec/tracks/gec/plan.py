@@ -433,7 +433,7 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         # from the config alone (the training command fairseq would run)
         "gec/tables/gec_table11_hyperparameters.csv": TableItem("gec", "gec_table11_hyperparameters", []),
         **figure6,
-        **policy_item("gec", bench_runs(config, R), R),
+        **policy_item("gec", {run: b.methods for run, b in bench_runs(config, R).items()}, R),
     }
 
 
