@@ -96,7 +96,7 @@ def policy_item(track: str, runs: Dict[str, List[str]], R: str) -> Dict[str, "Ta
 
     L = ResultsLayout(R)
     with_cost = [run for run, specs in runs.items()
-                 if any(parse_method(s).kind == "engine" and parse_method(s).policy == "cost" for s in specs)]
+                 if any(m.kind == "engine" and m.policy == "cost" for m in map(parse_method, specs))]
     if not with_cost:
         return {}
     inputs = [L.run(f"{run}/{f}") for run in with_cost for f in ("summary.csv", "sentences.jsonl")]

@@ -37,8 +37,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
 ``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own
 proposal, so a row's output never depends on the others); the drafter is charged for (and starts) only the rows
-asked, and on a CPU's fused pass each position read is charged what reading one took the choices before (measured). A row's drafter start is paid once a sentence and serves its later drafts too, so an iteration is charged the
-share of the starts that the new rows' expected tokens make of the tokens they have left (an output taken to be as
+asked, and on a CPU's fused pass each position read is charged what reading one took the choices before (measured).
+A row's drafter start is paid once a sentence and serves its later drafts too, so an iteration is charged the share
+of the starts that the new rows' expected tokens make of the tokens they have left (an output taken to be as
 long as its source). A batch's probe (and its first draft, before any count) asks only a few rows (``probe_rows``,
 4). A drafted pass is judged against this batch's greedy pass of the nearest number of rows (within a factor of two),
 and the run's first batch of about as many rows takes one greedy step before it drafts, to measure one. Every drafted

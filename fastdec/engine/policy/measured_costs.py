@@ -139,8 +139,8 @@ class MeasuredCosts:
     @staticmethod
     def _mean(table: Dict[int, float], rows: int, seconds: float) -> None:
         old = table.get(rows)
-        table[rows] = seconds if old is None else 0.8 * old + 0.2 * seconds
         # a new number of rows is known at once; later calls refine it
+        table[rows] = seconds if old is None else 0.8 * old + 0.2 * seconds
 
     @staticmethod
     def _lookup(table: Dict[int, float], rows: int) -> float:

@@ -211,5 +211,6 @@ def table_items(config: dict, R: str) -> Dict[str, TableItem]:
         if config["tracks"].get("gad"):
             items["blockwise_vs_gad.csv"] = summaries("test") + [L.raw("test", tgt)] + [
                 L.run(f"{GAD_RUN}/{f}") for f in ("summary.csv", "sentences.jsonl", "meta.json")]
-    return {**{f"{_TABLES}/{path}": TableItem("blockwise", path.rsplit(".", 1)[0], inputs)
-               for path, inputs in items.items()}, **policy_item("blockwise", {run: b.methods for run, b in bench_runs(config, R).items()}, R)}
+    out = {f"{_TABLES}/{path}": TableItem("blockwise", path.rsplit(".", 1)[0], inputs)
+           for path, inputs in items.items()}
+    return {**out, **policy_item("blockwise", {run: b.methods for run, b in bench_runs(config, R).items()}, R)}
