@@ -127,3 +127,27 @@ def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
     runs = bench_runs(load("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU, their GPU runs not
     assert {r.device for k, r in runs.items() if k.startswith("students/bench/")} == {"cpu"}
     assert {r.device for k, r in runs.items() if k.startswith("students/bench_gpu/")} == {"cuda"}
+
+
+def _checked(name):
+    cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
+    validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+    check_config(cfg, str(REPO))  # each track's section with its defaults
+    return cfg
+
+
+CLUSTER_CONFIGS = ("wmt14_ende", "wmt14_deen", "wmt16_enro", "wmt16_roen", "cnndm", "celeba_superres", "gec_bea19",
+                   "gec_bart", "nlpcc18", "wikilarge")
+
+
+def test_benchmarks_run_alone_on_one_machine_and_share_a_cluster():
+    """Every benchmark of the default run claims every core Snakemake was given, so no training or other benchmark
+    runs beside its timing (the GAD and Blockwise batch curves once ran side by side); on a cluster, where each job
+    has its own share of a node, none does (a claim of every core would ask SLURM for them)."""
+    from fastdec.tracks.registry import bench_runs
+
+    runs = bench_runs(_checked("config"), "R")
+    assert {k.split("/")[0] for k in runs} == {"gec", "gad", "blockwise", "students", "superres"}
+    assert [k for k, r in runs.items() if not r.exclusive] == []
+    for name in CLUSTER_CONFIGS:
+        assert [k for k, r in bench_runs(_checked(name), "R").items() if r.exclusive] == [], name

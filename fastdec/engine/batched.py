@@ -323,6 +323,14 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
         first, held_rows = True, 0
+        # the held greedy passes not yet written to the active rows' ``planned`` (a 0 each), and by sentence those
+        # of them it waited out: written when a row leaves or a choice is made, not row by row at every pass (32
+        # appends beside a 0.4 ms pass of the C backend)
+        owed, waited = 0, {}
+
+        def write_held():
+            for b in active:
+                stats[b].planned.extend([0] * (owed - waited.pop(b, 0)))
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
@@ -330,11 +338,12 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             t0 = clock()
             held = policy is not None and drafter is not None and policy.take_held_step(len(act))
             if held:  # a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
-                for b in active:
-                    stats[b].planned.append(0)
+                owed += 1
                 policy_s += clock() - t0
-                timer.lap("other")
             elif drafter is not None:
+                if owed:
+                    write_held()
+                    owed = 0
                 for st, j in zip(act, js):
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
@@ -376,7 +385,10 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             keep = []
             for r, (st, dr, decision) in enumerate(zip(act, drafts, decided)):
                 if wait[r]:  # (fed nothing: no iteration of its own)
-                    stats[active[r]].planned.pop()
+                    if held:
+                        waited[active[r]] = waited.get(active[r], 0) + 1
+                    else:
+                        stats[active[r]].planned.pop()
                     keep.append(r)
                     continue
                 _, cache_length, finished = advance(st, stats[active[r]], dr, decision, hidden[r, : len(dr) + 1])
@@ -405,6 +417,9 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             if len(keep) < len(active):
                 # finished rows leave the caches: a cost of the batch, not of this pass (it would make the policy
                 # think a pass of this many rows dearer than it is)
+                if owed:
+                    write_held()
+                    owed = 0
                 active = [active[r] for r in keep]
                 if active:
                     bver.keep(keep)

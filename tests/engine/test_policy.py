@@ -67,6 +67,9 @@ def test_policy_keeps_exact_methods_lossless_at_batch_1_and_batched(c):
         with mock.patch.object(cost_aware, "projects_real_positions", lambda verifier: False):
             padded = decode_batched(ver, srcs, drafter, rule, batch_size=len(srcs), policy=policy, pack=False, **kw)
         assert [r.tokens for r in padded] == greedy, (type(drafter).__name__, rule, "padded")
+        for r in batched + padded:  # one allowed length per iteration, held greedy passes and waited-out ones included
+            assert len(r.stats.planned) == r.stats.iterations
+            assert all(k <= n for k, n in zip(r.stats.drafted, r.stats.planned))
     assert decisions  # (which decisions occur depends on the draw; across draws both do: test below)
 
 

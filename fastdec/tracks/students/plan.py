@@ -271,7 +271,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         "students", checkpoint=L.model(name, "students/"), dictionary=L.dictionary(src, st["data"]),
         src=L.bpe(split, src), methods=methods(config, st, R), ref=L.raw(split, tgt), lang=tgt,
         drafters=[drafter] if drafter else [],
-        limit=dec["sentences"], warmup=dec["warmup"], threads=dec["threads"],
+        limit=dec["sentences"], warmup=dec["warmup"], threads=dec["threads"], exclusive=dec["exclusive"],
         # no GPU asked for: the paper's CPU batch-1 setting, on the CPU even in a CUDA config
         device=config.get("device", "cpu") if dec["gpus"] else "cpu",
         max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=dec["mem_mb"],
@@ -281,7 +281,8 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         runs.update({gpu_run_dir(name, split): BenchRun(
             "students", checkpoint=L.model(name, "students/"), dictionary=L.dictionary(src, st["data"]),
             src=L.bpe(split, src), methods=[gpu_method(st)], ref=L.raw(split, tgt), lang=tgt,
-            limit=gpu["sentences"], warmup=dec["warmup"], threads=gpu["threads"], device="cuda",
+            limit=gpu["sentences"], warmup=dec["warmup"], threads=gpu["threads"], exclusive=dec["exclusive"],
+            device="cuda",
             max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=gpu["mem_mb"],
             runtime=gpu["runtime"], gpus=gpu["gpus"]) for name in decoded_models(st)})
     return runs

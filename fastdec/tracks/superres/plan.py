@@ -194,7 +194,7 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
     return {run: BenchRun(
         "superres", checkpoint=L.model(name, TRACK), dictionary=f"{data_bin(R)}/dict.{SRC}.txt",
         src=data_file(R, "valid", SRC), methods=methods(sr), langs=(SRC, TGT), limit=sr["valid_patches"],
-        warmup=dec["warmup"], threads=dec["threads"], device=config.get("device", "cpu"),
+        warmup=dec["warmup"], threads=dec["threads"], exclusive=dec["exclusive"], device=config.get("device", "cpu"),
         max_len_a=0.0, max_len_b=tokens(sr), mem_mb=dec["mem_mb"], runtime=dec["runtime"], gpus=dec["gpus"])
         for run, (_, name) in runs(sr).items()}
 
