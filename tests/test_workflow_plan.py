@@ -104,36 +104,26 @@ def test_the_registry_fills_the_switches_a_config_leaves_out():
     assert p.tracks["mt_at"] is True and p.tracks["students"] is False
 
 
-def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
-    """A run that decodes on CUDA must ask the scheduler for a GPU (a cluster job without one cannot see CUDA)."""
-    import copy
-
-    import pytest
-    from snakemake.utils import validate
-
-    from fastdec.tracks.registry import bench_runs
-    from fastdec.workflow.plan import check_config
-
-    def load(name):
-        cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
-        validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
-        check_config(cfg, str(REPO))  # each track's section with its defaults
-        return cfg
-
-    cuda = copy.deepcopy(load("smoke")) | {"device": "cuda"}
-    cuda["tracks"] = {**cuda["tracks"], "blockwise": False}  # its int8 heads are CPU-only (another error)
-    with pytest.raises(ValueError, match="asks for no GPU"):
-        bench_runs(cuda, "R")
-    runs = bench_runs(load("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU, their GPU runs not
-    assert {r.device for k, r in runs.items() if k.startswith("students/bench/")} == {"cpu"}
-    assert {r.device for k, r in runs.items() if k.startswith("students/bench_gpu/")} == {"cuda"}
-
-
 def _checked(name):
     cfg = yaml.safe_load((REPO / f"config/{name}.yaml").read_text())
     validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
     check_config(cfg, str(REPO))  # each track's section with its defaults
     return cfg
+
+
+def test_a_cuda_run_without_a_gpu_request_is_a_config_error():
+    """A run that decodes on CUDA must ask the scheduler for a GPU (a cluster job without one cannot see CUDA)."""
+    import copy
+
+    from fastdec.tracks.registry import bench_runs
+
+    cuda = copy.deepcopy(_checked("smoke")) | {"device": "cuda"}
+    cuda["tracks"] = {**cuda["tracks"], "blockwise": False}  # its int8 heads are CPU-only (another error)
+    with pytest.raises(ValueError, match="asks for no GPU"):
+        bench_runs(cuda, "R")
+    runs = bench_runs(_checked("wmt14_ende"), "R")  # the students' CPU batch-1 runs stay on the CPU, their GPU runs not
+    assert {r.device for k, r in runs.items() if k.startswith("students/bench/")} == {"cpu"}
+    assert {r.device for k, r in runs.items() if k.startswith("students/bench_gpu/")} == {"cuda"}
 
 
 CLUSTER_CONFIGS = ("wmt14_ende", "wmt14_deen", "wmt16_enro", "wmt16_roen", "cnndm", "celeba_superres", "gec_bea19",

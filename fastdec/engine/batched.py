@@ -329,8 +329,10 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         owed, waited = 0, {}
 
         def write_held():
+            nonlocal owed
             for b in active:
                 stats[b].planned.extend([0] * (owed - waited.pop(b, 0)))
+            owed = 0
         while active:
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
@@ -343,7 +345,6 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             elif drafter is not None:
                 if owed:
                     write_held()
-                    owed = 0
                 for st, j in zip(act, js):
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
@@ -419,7 +420,6 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 # think a pass of this many rows dearer than it is)
                 if owed:
                     write_held()
-                    owed = 0
                 active = [active[r] for r in keep]
                 if active:
                     bver.keep(keep)
