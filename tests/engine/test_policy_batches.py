@@ -2,7 +2,7 @@
 drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
 are not ranked, and an empty proposal where a draft was asked counts as a rejected first position."""
-from helpers.policy import State, accepted_at, judged, policy_with, seen_greedy, started_batch
+from helpers.policy import State, accepted_at, judged, not_judged, policy_with, seen_greedy, started_batch
 
 from conftest import copy_model
 from fastdec.engine import accept_top1
@@ -13,7 +13,7 @@ from fastdec.engine.loop import draft_verify_accept
 def test_a_row_count_s_first_draft_is_a_probe_s_worth_until_its_drafted_passes_were_judged():
     policy, rows = started_batch(per_token=2.5e-5)
     judged_full = sum(policy.choose_batch(rows, None))
-    policy._realized.clear()  # nothing judged at any row count
+    not_judged(policy)
     policy._batch_skips.clear()
     first = sum(policy.choose_batch(rows, None))
     assert 0 < first <= policy.probe_rows * policy.probe_len < judged_full
@@ -35,8 +35,9 @@ def test_a_batch_s_last_row_s_drafted_pass_is_judged():
 
 
 def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
-    """A "no draft" made from the input's rates alone is not made again by the next batch while nothing it depends on
-    changed (the same choice, at 0.1-0.25 ms a choice on the fast backend); one made from the rows' own counts is."""
+    """A "no draft" made from the input's rates alone is not made again by a next batch of new rows, though the input's
+    counts moved (the same close call, at 0.1-0.25 ms a choice on the fast backend); one made from the rows' own
+    counts is."""
     policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
     policy._rows_fused = True
     accepted_at(policy, 990)
@@ -51,6 +52,9 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
     counted = [State() for _ in range(8)]
     for st_ in counted:
         policy.observe(st_, drafted=5, accepted=0)
+    policy.new_batch()
+    # new rows: the "no draft" made for new rows holds though the input's counts moved
+    assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     policy.new_batch()
     assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8]
     policy.new_batch()

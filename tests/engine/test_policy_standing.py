@@ -4,7 +4,7 @@ than by its tokens alone, and the padded choice's cost tables are the cost model
 import random
 
 import pytest
-from helpers.policy import State, accepted_at, policy_with
+from helpers.policy import State, accepted_at, not_judged, policy_with
 
 from fastdec.engine.policy import CostAwarePolicy, PassCost, batch_one, batched_choice
 
@@ -15,7 +15,7 @@ def padded_batch(per_token: float, rows: int = 8, limit: int = 16, judged: bool 
     policy = policy_with({rows: (1e-3, per_token, 0.0, 1.2e-3)}, horizon=limit)
     policy._rows_fused = False
     if not judged:
-        policy._realized.clear()
+        not_judged(policy)
     accepted_at(policy, 950)
     policy._skipped_s = -1e9
     states = [State(limit) for _ in range(rows)]
@@ -83,8 +83,34 @@ def test_a_first_bet_is_capped_by_what_it_adds_to_a_pass(many):
     assert sum(flat.choose_batch(rows, None)) == 8 * 16
     steep, rows = padded_batch(per_token=2e-5, judged=False)
     assert sum(steep.choose_batch(rows, None)) == steep.probe_rows * steep.probe_len
-    CostAwarePolicy._judge(steep, 8, 1.0)
-    assert sum(steep.choose_batch(rows, None)) > steep.probe_rows * steep.probe_len
+
+
+def kept_or_broke_its_promise(policy, rows, n, share: float) -> None:
+    """The drafted pass of choice ``n`` gave ``share`` of the tokens per second it promised (every draft accepted; the
+    choice's own seconds, which count against it, taken off the pass's)."""
+    _, rate, choosing_s = policy._promised
+    for st, k in zip(rows, n):
+        policy.observe(st, k, k)
+    policy.observe_pass((len(rows) + sum(n)) / (rate * share) - choosing_s, n)
+
+
+def test_a_bet_doubles_after_each_pass_that_kept_its_promise(many):
+    """A steep pass (a CPU) bets a probe's worth, then twice as many tokens a row as the largest pass that gave at least
+    90 % of its promise drafted, never everything at once: the fast backend's first batch at B = 8, let loose after one
+    good probe of 32 tokens, drafted 509 and took 10-25 % longer than greedy's. A pass that broke its promise does not
+    raise the bet."""
+    policy, rows = padded_batch(per_token=2e-5, judged=False)
+    policy.observe_greedy_pass(1.2e-3, 8)
+    drafted, bet = [], []
+    for share in (1.0, 1.0, 0.5):
+        n = policy.choose_batch(rows, None)
+        drafted.append(sum(n))
+        kept_or_broke_its_promise(policy, rows, n, share)
+        bet.append(policy._first_bet(8))
+    first = policy.probe_rows * policy.probe_len
+    assert drafted[:2] == [first, 2 * first] and 2 * first < drafted[2] <= 4 * first
+    assert bet == [2 * first, 4 * first, 4 * first]  # (the broken promise raised nothing)
+    assert policy._first_bet(32) == 4 * bet[-1]  # a bet is by the row, whatever rows it was earned with
 
 
 def test_the_padded_choice_s_tables_are_the_cost_model_s_extra():

@@ -23,8 +23,16 @@ def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
 
 
 def judged(policy: CostAwarePolicy, rows: int, share: float = 1.0) -> None:
-    """Drafted passes of about ``rows`` rows were judged to give ``share`` of the tokens per second they promised."""
+    """Drafted passes of about ``rows`` rows were judged to give ``share`` of the tokens per second they promised, and
+    the next choices may bet every draft token they want."""
     policy._realized[rows.bit_length()] = share
+    policy._bet_per_row = float(1 << 20)
+
+
+def not_judged(policy: CostAwarePolicy) -> None:
+    """No drafted batch pass was judged at any row count: the next choices bet a probe's worth."""
+    policy._realized.clear()
+    policy._bet_per_row = 0.0
 
 
 def seen_greedy(policy: CostAwarePolicy, rows: int, step: float) -> None:

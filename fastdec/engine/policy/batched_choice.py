@@ -13,9 +13,16 @@ from .pass_cost import _CHUNK, PassCost
 
 # a padded batch's choice is made in numpy where about this many positions would be read (CostAwarePolicy._depth)
 _MANY_POSITIONS = 96
+# a drafted batch pass that gave at least this share of its promise lets later choices bet twice as much a row
+_BET_KEPT = 0.9
 # a batched choice's time per position read is measured on choices that read at least this many (where its setup is a
 # small share of it)
 _READ_AT_LEAST = 32
+
+
+def _counted(states) -> bool:
+    """Whether any of these rows has counts of its own (a sentence that has drafted)."""
+    return any(st.extra.get("policy_counts") is not None for st in states)
 
 
 class BatchedChoice:
@@ -25,31 +32,40 @@ class BatchedChoice:
     def new_batch(self) -> None:
         """A new batch starts (:meth:`prepare` calls this): what a greedy pass costs in it is not known yet, and its
         drafted passes wait for one (:meth:`observe_pass`); a "no draft" held over from the last batch is made again
-        for the new rows where it came from the last rows' own counts, else it holds on (nothing it was made with has
-        changed: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16, 6, 3 and 1 rows in
-        every batch, at 0.1-0.25 ms a choice). Batch-1 iterations still waiting to be counted (a batch of one sentence
-        runs the batch-1 loop) are counted first, so that none is judged against a batch's choice."""
+        for the new rows where it came from the last rows' own counts, else it holds on (it was made for rows like
+        these, from the input's rates: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16,
+        6, 3 and 1 rows in every batch, at 0.1-0.25 ms a choice). Batch-1 iterations still waiting to be counted (a
+        batch of one sentence runs the batch-1 loop) are counted first, so that none is judged against a batch's
+        choice."""
         if self._waiting_iterations:
             self._flush_iterations()
         self._batch_greedy, self._pending = {}, {}
         self._end_batch_hold()
         self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}
 
-    def _judge_batch_pass(self, rows: int, seconds: float) -> None:
+    def _judge_batch_pass(self, rows: int, seconds: float, drafted: int = 0) -> None:
         """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
-        choice of as many rows promised one) and start counting the next."""
+        choice of as many rows promised one) and start counting the next. A pass of ``drafted`` tokens that gave
+        at least ``_BET_KEPT`` of its promise lets the next choices bet twice as many a row (:meth:`_first_bet`)."""
         promised = self._promised
         if promised is not None and promised[0] == rows:
-            self._judge(rows, (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1])
+            ratio = (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1]
+            self._judge(rows, ratio)
+            if ratio >= _BET_KEPT:
+                self._bet_per_row = max(self._bet_per_row, 2 * drafted / rows)
         self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
 
     def _first_bet(self, rows: int):
-        """The most draft tokens a batch of ``rows`` rows may be asked for: a probe's worth (``probe_rows`` times
-        ``probe_len``; more while what they add stays under :meth:`_bet_cap`) until a drafted pass of about as many
-        rows was judged, else no limit. What a wrong estimate costs is then one small pass: priced by the calibration
-        alone, the fast backend's first batch drafted 160 tokens at B = 32, a pass of 6-7 greedy ones for 4.4-4.5
-        greedy passes' tokens."""
-        return self.probe_rows * self.probe_len if rows.bit_length() not in self._realized else 1 << 30
+        """The most draft tokens a batch of ``rows`` rows may be asked for (more while what they add stays under
+        :meth:`_bet_cap`): a probe's worth (``probe_rows`` times ``probe_len``), or twice as many a row as the largest
+        drafted pass that kept its promise drafted, whatever its rows (what the bet guards against is acceptance
+        overrated past what was seen, not a pass's cost, which the choice prices). What a wrong estimate costs is then
+        one pass about twice as large a row as the best one judged: priced by the calibration alone, the fast
+        backend's first batch drafted 160 tokens at B = 32, a pass of 6-7 greedy ones for 4.4-4.5 greedy passes'
+        tokens; let loose after one good probe of 32 tokens, its first batch at B = 8 drafted all 509 of its rows'
+        positions worth 1 % or more (a sentence's first copy, accepted early, was taken to be accepted to its end) and
+        took 10-25 % longer than greedy's."""
+        return max(self.probe_rows * self.probe_len, int(self._bet_per_row * rows))
 
     def _bet_cap(self, step: float) -> float:
         """What a first bet may add to a pass beyond its ``_first_bet`` tokens: a quarter of a greedy pass by the
@@ -215,14 +231,18 @@ class BatchedChoice:
         held = None
         for k in (key, key + 1):  # (made at up to twice as many rows: of this row class or the next)
             held = self._batch_skips.get(k)
-            if held is not None and held[0][0] == self._version and held[0][1] >= B > held[0][1] // 2 and held[1] < 64:
+            if (held is not None and held[0][1] >= B > held[0][1] // 2 and held[1] < 64
+                    and (held[0][0] == self._version or not (held[0][2] or _counted(states)))):
                 key = k
                 break
             held = None
         if held is not None:
-            # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left):
-            # only the probe's budget is checked, so a batch that never drafts pays the policy almost nothing per
-            # iteration (a full choice costs about a tenth of a batch-32 pass on the fast backend)
+            # the last "no draft" holds (no count, cost or start changed since, and at least half its rows are left;
+            # one made for rows with no counts of their own holds for such rows while counts and costs move, up to its
+            # 64 uses or its probe: a batch's first choice at B = 8 on the fast backend, a close call each time, read
+            # 65 positions in 0.1 ms to say "no draft" again in every batch): only the probe's budget is checked, so a
+            # batch that never drafts pays the policy almost nothing per iteration (a full choice costs about a tenth
+            # of a batch-32 pass on the fast backend)
             if not self._probe_due(held[2], held[3]):
                 self._batch_skips[key] = (held[0], held[1] + 1, held[2], held[3])
                 self._hold_batch(B, held[2], held[3], key)
@@ -273,7 +293,7 @@ class BatchedChoice:
                                           probed)
             if self._probe_due(step, probe_cost):
                 return probe_n
-            own = any(st.extra.get("policy_counts") is not None for st in states)
+            own = _counted(states)
             self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
             self._hold_batch(B, step, probe_cost, key)
             return [0] * B

@@ -180,7 +180,7 @@ class MeasuredCosts:
             self.observe_greedy_pass(seconds, rows)
             return
         else:
-            self._judge_batch_pass(rows, seconds)
+            self._judge_batch_pass(rows, seconds, sum(drafted))
             if self._last is None:
                 return
             cost = self._last
@@ -205,7 +205,7 @@ class MeasuredCosts:
     def _observe_row_pass(self, seconds: float, k: int) -> None:
         """:meth:`observe_pass` of one row (every iteration of a batch-1 decode: the short way; ``_scale`` is 1)."""
         if self._promised is not None:  # the last row of a batch, drafting by choose_batch
-            self._judge_batch_pass(1, seconds)
+            self._judge_batch_pass(1, seconds, k)
         if not k:
             self._mean(self._greedy, 1, seconds)
             return
