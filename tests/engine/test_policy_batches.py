@@ -31,7 +31,27 @@ def test_a_batch_s_last_row_s_drafted_pass_is_judged():
     rate = policy._promised[1]
     policy.observe(last[0], n[0], n[0])
     policy.observe_pass((1 + n[0]) / (rate * 0.6), n)
-    assert 0.85 < policy._realized[1] <= 0.88  # a step from 1 (the choice's own seconds count against it too)
+    # judged with a first pass that kept its promise: half way to 0.6 in seconds (the choice's own count too)
+    assert 0.6 < policy._realized[1] < 0.75
+
+
+def test_drafted_passes_are_judged_together_not_each_by_its_luck():
+    """What drafted passes realise of their promise is their tokens per second together over what they promised
+    together, so a pass weighs by what it promised: a small draft rejected at once after large ones that kept their
+    promise leaves the bar where it was (judged each by its own ratio, two of them raised it by half at B = 2 on the
+    fast backend, and the row count drafted no more), while passes that give half of theirs one after another raise
+    it."""
+    policy, rows = started_batch(per_token=2.5e-5)
+    bar = policy._bar(8, 2e-3)
+    for _ in range(4):
+        policy._judge(8, got=48, seconds=2e-3, expected=48, promised_s=2e-3)  # 8 rows and 40 drafts, as promised
+    for _ in range(2):  # 12 drafts expected to give 12 tokens, all rejected (by its own ratio: 0.4 each)
+        policy._judge(8, got=8, seconds=1.2e-3, expected=20, promised_s=1.2e-3)
+    assert policy._realized[4] > 0.85 and policy._bar(8, 2e-3) < 1.2 * bar  # (each by its own ratio: 0.69, 1.45x)
+    assert sum(policy.choose_batch(rows, None)) > 0
+    for _ in range(12):
+        policy._judge(8, got=24, seconds=2e-3, expected=48, promised_s=2e-3)
+    assert 0.5 < policy._realized[4] < 0.6 and policy._bar(8, 2e-3) > 1.6 * bar
 
 
 def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():

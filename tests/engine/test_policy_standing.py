@@ -88,7 +88,7 @@ def test_a_first_bet_is_capped_by_what_it_adds_to_a_pass(many):
 def kept_or_broke_its_promise(policy, rows, n, share: float) -> None:
     """The drafted pass of choice ``n`` gave ``share`` of the tokens per second it promised (every draft accepted; the
     choice's own seconds, which count against it, taken off the pass's)."""
-    _, rate, choosing_s = policy._promised
+    _, rate, choosing_s, _ = policy._promised
     for st, k in zip(rows, n):
         policy.observe(st, k, k)
     policy.observe_pass((len(rows) + sum(n)) / (rate * share) - choosing_s, n)

@@ -15,6 +15,8 @@ from .pass_cost import _CHUNK, PassCost
 _MANY_POSITIONS = 96
 # a drafted batch pass that gave at least this share of its promise lets later choices bet twice as much a row
 _BET_KEPT = 0.9
+# what drafted passes realised of their promise is judged over sums that fade by this factor a pass (_judge)
+_JUDGED_FADE = 0.85
 # a batched choice's time per position read is measured on choices that read at least this many (where its setup is a
 # small share of it)
 _READ_AT_LEAST = 32
@@ -49,8 +51,9 @@ class BatchedChoice:
         at least ``_BET_KEPT`` of its promise lets the next choices bet twice as many a row (:meth:`_first_bet`)."""
         promised = self._promised
         if promised is not None and promised[0] == rows:
-            ratio = (rows + self._iter_accepted) / (seconds + self._iter_s + promised[2]) / promised[1]
-            self._judge(rows, ratio)
+            got, spent = rows + self._iter_accepted, seconds + self._iter_s + promised[2]
+            ratio = got / spent / promised[1]
+            self._judge(rows, got, spent, promised[3], promised[3] / promised[1])
             if ratio >= _BET_KEPT:
                 self._bet_per_row = max(self._bet_per_row, 2 * drafted / rows)
         self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
@@ -75,13 +78,20 @@ class BatchedChoice:
         IAD took 31)."""
         return 0.25 * step
 
-    def _judge(self, rows: int, ratio: float) -> None:
+    def _judge(self, rows: int, got: float, seconds: float, expected: float, promised_s: float) -> None:
+        """A drafted pass of ``rows`` rows gave ``got`` tokens in ``seconds`` where its choice expected ``expected``
+        in ``promised_s``: what drafted passes of about as many rows realise of their promise is the tokens per
+        second of the last passes together (sums that fade by ``_JUDGED_FADE`` a pass, from one pass that kept its
+        promise) over what they promised together. A pass's own ratio is mostly its acceptance's luck: judged by a
+        running mean of them (0.3 a pass), two drafts rejected early at B = 2 on the fast backend (0.3-0.5 of their
+        promise) raised the bar by half, and the row count drafted no more for the rest of the input (1.7 tokens per
+        iteration against 6-7, one run in three or four)."""
         key = rows.bit_length()
-        ratio = min(max(ratio, 0.25), 2.0)  # (one pass that met a cold cache moves the mean a step, not to its end)
-        # a running mean from 1: one pass judges the draft of its shape, not the row count's drafts (PyTorch at B = 32:
-        # a first capped draft of one token a row realised 0.81 of its promise, its later drafts of five 1.04-1.09;
-        # set by that one pass, the row count stopped drafting)
-        self._realized[key] = 0.7 * self._realized.get(key, 1.0) + 0.3 * ratio
+        sums = self._judged.get(key) or (expected, expected, promised_s, promised_s)
+        f = _JUDGED_FADE
+        sums = self._judged[key] = (f * sums[0] + got, f * sums[1] + expected, f * sums[2] + seconds,
+                                    f * sums[3] + promised_s)
+        self._realized[key] = (sums[0] / sums[1]) * (sums[3] / sums[2])
 
     def _bar(self, rows: int, step: float) -> float:
         """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted
@@ -121,7 +131,7 @@ class BatchedChoice:
         t best cost the drafter of the rows they ask, the pass's extra tokens, the projected rows (exact acceptance
         projects the padded batch's first 8 positions of every row at once, then one row per draft token past the
         8th) and the padding to the widest draft: ``(draft lengths, the tokens per second they promise, whether they
-        took about every position ranked)``, None where no draft clears :meth:`_bar`."""
+        took about every position ranked, the tokens they expect)``, None where no draft clears :meth:`_bar`."""
         H = max(limits, default=0)  # (limits are at most the horizon)
         if H <= 0:
             return None
@@ -178,7 +188,7 @@ class BatchedChoice:
         # (where the deepest positions, worth a few per cent each, did not pay for the pass's last few microseconds,
         # the choice still took about everything)
         took_all = expected[best] - B >= 0.9 * (expected[-1] - B)
-        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), took_all
+        return np.bincount(rows[: best + 1], minlength=B).tolist(), float(per_s[best]), took_all, float(expected[best])
 
     def _hold_batch(self, rows: int, step_s: float, cost: float, key: int) -> None:
         """A batch of ``rows`` rows holds its "no draft" (kept under ``key``): the loop may take the greedy passes left
@@ -307,10 +317,10 @@ class BatchedChoice:
             if chosen is None:
                 return no_draft()
             self._skipped_s = 0.0
-            n, rate, took_all = chosen
+            n, rate, took_all, expected = chosen
             if took_all:
                 self._stand(states, n, B)
-            self._promised = (B, rate, time.perf_counter() - t0)
+            self._promised = (B, rate, time.perf_counter() - t0, expected)
             return n
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
@@ -324,7 +334,7 @@ class BatchedChoice:
         # rows against a 2.8-3.6 ms greedy pass -- kept the longest batch greedy though its copies were accepted)
         asked, asked_new, drafter = set(), 0, fixed
         new_tokens, new_left, start, charged = 0.0, 0, 0.0, 0.0
-        best_t, best = 0, self._bar(B, step)
+        best_t, best, best_expected = 0, self._bar(B, step), 0.0
         most = self._first_bet(B)
         expected = float(B)
         # exact acceptance projects (on a CPU) each row's real positions, chunk by chunk, else (a GPU) the padded batch's
@@ -373,7 +383,7 @@ class BatchedChoice:
                 break  # a first bet's tokens are spent and this position would take its cost past the cap
             rate = expected / (base + factor * added + t * read)
             if rate > best:
-                best_t, best, inv_best = t, rate, 1.0 / rate
+                best_t, best, inv_best, best_expected = t, rate, 1.0 / rate, expected
             elif p * inv_best < factor * (extra[t + 1] - extra[t] - pad) + read:
                 break  # the values only fall, and a token costs at least this from here (filling a padding position)
         else:  # every position worth 1 % or more was read: taken, on a padded pass, the choice stands
@@ -388,5 +398,5 @@ class BatchedChoice:
             n[r] += 1
         if took_all:
             self._stand(states, n, B)
-        self._promised = (B, best, time.perf_counter() - t0)
+        self._promised = (B, best, time.perf_counter() - t0, best_expected)
         return n

@@ -119,6 +119,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         # sentences, drafts shorter than asked, a drafted token that costs what a greedy row does (the fast backend)
         # -- a batch then drafts only where the promise, so discounted, still pays
         self._realized: Dict[int, float] = {}
+        self._judged: Dict[int, tuple] = {}  # by row class: the faded sums _realized is made of (_judge)
         self._bet_per_row = 0.0  # the draft tokens a row a batched choice may bet (_first_bet; 0: a probe's worth)
         self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
         # a padded choice that took every position worth 1 % or more (about: 90 % of their expected tokens) stands for
