@@ -140,3 +140,36 @@ def test_a_fused_batch_s_choice_pays_for_the_positions_it_reads():
     policy._batch_skips.clear()
     policy._rows_fused = False
     assert sum(policy.choose_batch(rows, None)) > 0
+
+
+def test_a_drafter_s_first_call_at_a_new_row_count_is_taken_at_most_at_twice_its_scaled_cost():
+    """The first call at a new number of rows is often the only one there (a row count that does not draft is not
+    measured again): one that stalls is taken at most at twice what the nearest measured count scales to, and later
+    calls refine it as before; a first call that is cheaper than that is taken as it is."""
+    policy = policy_with({})
+    policy.observe_drafter(1e-5, 1)
+    policy.observe_drafter(9.5e-4, 4)  # (a first call of IAD's drafter at 4 rows on the fast backend)
+    assert policy.drafter_cost(4) == 8e-5
+    policy.observe_drafter(9.5e-4, 4)
+    assert abs(policy.drafter_cost(4) - (0.8 * 8e-5 + 0.2 * 9.5e-4)) < 1e-12
+    policy.observe_drafter(3e-5, 8)
+    assert policy.drafter_cost(8) == 3e-5
+    policy.observe_start(1e-5, 1)
+    policy.observe_start(1e-3, 2)
+    assert policy.start_cost(2) == 4e-5
+
+
+def test_what_drafts_realised_moves_back_to_their_promise_batch_by_batch():
+    """A row count that stopped drafting is judged by no new pass: at each new batch what its drafts realised moves
+    part of the way back to their promise, so a bar raised by one bad pass comes down and the row count drafts again
+    (and is judged afresh); a row count whose drafts keep falling short is judged by them again."""
+    policy, rows = started_batch(per_token=2.5e-5)
+    bar = policy._bar(8, 2e-3)
+    policy._judge(8, got=24, seconds=2e-3, expected=48, promised_s=2e-3)  # half of its promise
+    raised = policy._bar(8, 2e-3)
+    assert raised > 1.3 * bar
+    policy.new_batch()
+    assert bar < policy._bar(8, 2e-3) < raised
+    for _ in range(20):
+        policy.new_batch()
+    assert policy._realized[4] > 0.95 and policy._bar(8, 2e-3) < 1.05 * bar

@@ -142,6 +142,17 @@ class MeasuredCosts:
         # a new number of rows is known at once; later calls refine it
         table[rows] = seconds if old is None else 0.8 * old + 0.2 * seconds
 
+    @classmethod
+    def _first_at_most(cls, table: Dict[int, float], rows: int, seconds: float) -> None:
+        """:meth:`_mean` for a drafter's calls and starts, where the first call at a new number of rows is taken at
+        most at twice what the nearest measured count scales to (:meth:`_lookup`): that one call is often all there
+        is at that count, for a count that does not draft is not measured again. One first call of IAD's drafter at
+        4 rows took 0.95 ms on the fast backend (at 1 row: 10 us), and no batch of 4 drafted again in that run
+        (1.01 tokens per iteration at 0.97x greedy, where fixed IAD was at 1.18x)."""
+        if rows not in table and table:
+            seconds = min(seconds, 2.0 * cls._lookup(table, rows))
+        cls._mean(table, rows, seconds)
+
     @staticmethod
     def _lookup(table: Dict[int, float], rows: int) -> float:
         """The running mean at ``rows``, else the nearest measured row count's, scaled up by the row ratio when
@@ -161,12 +172,12 @@ class MeasuredCosts:
 
     def observe_start(self, seconds: float, rows: int = 1) -> None:
         """The drafter's start (lazy: when first asked) for ``rows`` sentences took ``seconds``."""
-        self._mean(self._start_s, rows, seconds)
+        self._first_at_most(self._start_s, rows, seconds)
         self._version += 1
 
     def observe_drafter(self, seconds: float, rows: int = 1) -> None:
         """One drafter call for ``rows`` sentences took ``seconds``."""
-        self._mean(self._drafter_s, rows, seconds)
+        self._first_at_most(self._drafter_s, rows, seconds)
         self._iter_s += seconds
         self._version += 1
 
