@@ -52,10 +52,15 @@ class BatchedChoice:
         first drafted pass of 4 rows on the fast backend) kept every later batch of 4 greedy, at 0.97x greedy where
         fixed IAD was at 1.18x. A row count whose drafts do not pay drafts again a few batches later, judged afresh."""
         f = _JUDGED_FADE
-        for key, (got, expected, seconds, promised_s) in self._judged.items():
-            got, seconds = expected - f * (expected - got), promised_s + f * (seconds - promised_s)
-            self._judged[key] = (got, expected, seconds, promised_s)
-            self._realized[key] = (got / expected) * (promised_s / seconds)
+        for key, (got, expected, seconds, promised_s) in list(self._judged.items()):
+            self._store_judged(key, (expected - f * (expected - got), expected, promised_s + f * (seconds - promised_s),
+                                     promised_s))
+
+    def _store_judged(self, key: int, sums: tuple) -> None:
+        """Keep a row class's judged sums ``(tokens got, tokens expected, seconds spent, seconds promised)`` and the
+        share of their promise they realised (what :meth:`_bar` reads)."""
+        got, expected, seconds, promised_s = self._judged[key] = sums
+        self._realized[key] = (got / expected) * (promised_s / seconds)
 
     def _judge_batch_pass(self, rows: int, seconds: float, drafted: int = 0) -> None:
         """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
@@ -101,9 +106,8 @@ class BatchedChoice:
         key = rows.bit_length()
         sums = self._judged.get(key) or (expected, expected, promised_s, promised_s)
         f = _JUDGED_FADE
-        sums = self._judged[key] = (f * sums[0] + got, f * sums[1] + expected, f * sums[2] + seconds,
-                                    f * sums[3] + promised_s)
-        self._realized[key] = (sums[0] / sums[1]) * (sums[3] / sums[2])
+        self._store_judged(key, (f * sums[0] + got, f * sums[1] + expected, f * sums[2] + seconds,
+                                 f * sums[3] + promised_s))
 
     def _bar(self, rows: int, step: float) -> float:
         """The tokens per second a batched draft must promise: ``margin`` times a greedy pass's, over what drafted

@@ -121,7 +121,8 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._realized: Dict[int, float] = {}
         self._judged: Dict[int, tuple] = {}  # by row class: the faded sums _realized is made of (_judge)
         self._bet_per_row = 0.0  # the draft tokens a row a batched choice may bet (_first_bet; 0: a probe's worth)
-        self._promised: Optional[tuple] = None  # (rows, tokens per second, the choice's seconds) of the last draft
+        # (rows, tokens per second, the choice's seconds, tokens expected) of the last batched draft
+        self._promised: Optional[tuple] = None
         # a padded choice that took every position worth 1 % or more (about: 90 % of their expected tokens) stands for
         # the next iterations, in this batch and the next: (rows it was made for, iterations left); whether a row drafted
         # is kept on its state (``policy_standing``)
