@@ -9,15 +9,16 @@ fairseq generators and a cost-aware policy's pass costs are made before the cloc
 them with a policy of its own: the timed decodes start from a fresh policy, as a user's decode does, not from one that
 learned a two-sentence warm-up batch's acceptance; a batched method warms up on the input's first, longest batch of its
 size, whatever ``warmup`` is above 0); with ``repeats > 1`` each (method, sentence) is decoded that many times and the
-fastest kept (outputs are deterministic: a differing output is an error; a cost-aware policy counts each decode, as a
-user's would). Methods with a batch size above 1 (fairseq's and CTranslate2's batched generation, the engine's batched
-draft -> verify -> accept of :mod:`fastdec.engine.batched`) run after the batch-1 methods, interleaved batch by batch:
-the input is cut once into batches, longest sentences first (like fairseq), and every method of that batch size decodes
-each batch in turn, in an order shuffled per batch (seeded); with ``repeats > 1`` that many rounds, each in its own
-order, and each method's fastest decode of the batch kept (on a lent GPU a batch of one method met a stall of 20-65 ms
-at random, up to 2x the batch's time). Every method then decodes the very same batches, and a drift in the machine's
-speed hits them alike (one method after the other over the whole input, a fast-backend method's 0.5 s on 256 sentences
-moved by up to 15 % from one method to the next). Each sentence is charged its share of its batch's time.
+fastest kept (outputs are deterministic: a differing output is an error; a cost-aware policy starts each repeat from
+what it knew before the first, and goes on from the last). Methods with a batch size above 1 (fairseq's and
+CTranslate2's batched generation, the engine's batched draft -> verify -> accept of :mod:`fastdec.engine.batched`) run
+after the batch-1 methods, interleaved batch by batch: the input is cut once into batches, longest sentences first (like
+fairseq), and every method of that batch size decodes each batch in turn, in an order shuffled per batch (seeded); with
+``repeats > 1`` that many rounds, each in its own order, and each method's fastest decode of the batch kept (on a lent
+GPU a batch of one method met a stall of 20-65 ms at random, up to 2x the batch's time). Every method then decodes the
+very same batches, and a drift in the machine's speed hits them alike (one method after the other over the whole input,
+a fast-backend method's 0.5 s on 256 sentences moved by up to 15 % from one method to the next). Each sentence is
+charged its share of its batch's time.
 """
 from __future__ import annotations
 
@@ -185,6 +186,7 @@ class _Systems:
         def engine_one(i, src):
             return Record.from_result(m.label, i, draft_verify_accept(verifier, src, drafter, rule, sent_id=i,
                                                                       policy=policy, **kw))
+        engine_one.policy = policy  # (repeats start from the same policy: _Repeats)
         return engine_one
 
     def build_batched(self, m: Method) -> Callable[[Sequence[torch.Tensor], Sequence[int]], List[Record]]:
@@ -210,6 +212,7 @@ class _Systems:
                                      max_len_a=c.max_len_a, max_len_b=c.max_len_b, max_draft_len=m.max_draft_len,
                                      sync_timing=c.sync_timing, method=m.label, policy=policy)
             return [Record.from_result(m.label, i, r) for i, r in zip(ids, results)]
+        engine_all.policy = policy
         return engine_all
 
 
@@ -243,6 +246,29 @@ def _replayed(methods: Sequence[Method]) -> Dict[str, str]:
                                  f"{twin.spec!r}")
             out[m.label] = cost[twin]
     return out
+
+
+class _Repeats:
+    """A method's decodes of one sentence (batch) across repeats: the fastest, whose outputs all must equal, and the
+    policy each repeat starts from. A cost-aware policy learns from every decode; each repeat starts from what it had
+    learned before the first (:meth:`~fastdec.engine.policy.CostAwarePolicy.snapshot`), so that a later repeat does
+    not decide with what an earlier one counted on the same sentences, and the decode kept is one a user's single
+    decode could have been. The policy goes on from the last repeat."""
+
+    def __init__(self, decode):
+        policy = getattr(decode, "policy", None)
+        self.policy = policy if hasattr(policy, "snapshot") else None
+        self.decode, self.kept, self._start = decode, None, None
+
+    def run(self, label: str, unit: str, *args) -> List[Record]:
+        if self.policy is not None:
+            if self._start is None:
+                self._start = self.policy.snapshot()
+            else:
+                self.policy.restore(self._start)
+        recs = self.decode(*args)
+        self.kept = _faster(self.kept, recs if isinstance(recs, list) else [recs], label, unit)
+        return self.kept
 
 
 def _faster(kept: Optional[List[Record]], recs: List[Record], label: str, unit: str) -> List[Record]:
@@ -299,9 +325,12 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             for m, one in (batch1[j] for j in random.Random(i).sample(range(n), n)):
                 start = i - block if m.label in replay_of else i  # (a replay decodes the round before)
                 for at in range(max(start, 0), min(start + block, len(sources))):
-                    best = None
-                    for _ in range(repeats):
-                        best = _faster(best, [one(at, sources[at])], m.label, f"sentence {at}")
+                    rounds = _Repeats(one) if repeats > 1 else None
+                    if rounds is None:
+                        best = [one(at, sources[at])]
+                    else:
+                        for _ in range(repeats):
+                            best = rounds.run(m.label, f"sentence {at}", at, sources[at])
                     out[m.label].append(best[0])
                     replay_plans(m, best, [sources[at]])
             if i >= len(sources):
@@ -327,14 +356,15 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             cuts = [order[start: start + size] for start in range(0, len(order), size)]
             for b in range(len(cuts) + 1):
                 best: Dict[str, List[Record]] = {}
+                rounds = {m.label: _Repeats(decode) for m, decode in group}
                 for r in range(repeats):  # each round every method once, in its own order; the fastest kept
                     for j in random.Random(b if r == 0 else f"{b}-{r}").sample(range(len(group)), len(group)):
                         m, decode = group[j]
                         at = b - 1 if m.label in replay_of else b
                         if at < 0 or at >= len(cuts):
                             continue
-                        recs = decode([sources[i] for i in cuts[at]], cuts[at])
-                        best[m.label] = _faster(best.get(m.label), recs, m.label, f"batch {at}")
+                        best[m.label] = rounds[m.label].run(m.label, f"batch {at}", [sources[i] for i in cuts[at]],
+                                                            cuts[at])
                 for m, _ in group:
                     if m.label in best:
                         for rec in best[m.label]:

@@ -1,6 +1,7 @@
 """The cost-aware draft-length policy (:mod:`fastdec.engine.policy` says how it decides)."""
 from __future__ import annotations
 
+import copy
 from typing import Dict, List, Optional
 
 from ..projection import projects_real_positions
@@ -142,6 +143,20 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         else:
             self.new_sentence()
         self.load_costs(verifier, batch)
+
+    def snapshot(self) -> dict:
+        """A copy of everything the policy has counted, measured and holds (:meth:`restore` puts it back); the verifier
+        it was prepared for is kept by reference. A benchmark that decodes a batch several times and keeps the fastest
+        decode starts each from the same policy: otherwise a later decode would choose with what an earlier one
+        learned of the very same sentences."""
+        memo = {id(self._prepared_for): self._prepared_for}
+        return copy.deepcopy(dict(self.__dict__), memo)
+
+    def restore(self, snapshot: dict) -> None:
+        """Put back what :meth:`snapshot` copied (the snapshot stays usable for another restore)."""
+        memo = {id(snapshot["_prepared_for"]): snapshot["_prepared_for"]}
+        self.__dict__.clear()
+        self.__dict__.update(copy.deepcopy(snapshot, memo))
 
     def load_costs(self, verifier, batch: int = 1) -> None:
         """Read what a pass of ``verifier`` costs at ``batch`` rows (and fewer) from the cost cache, or measure it, if
