@@ -154,6 +154,37 @@ def test_repeated_batches_alternate_methods_and_keep_each_ones_fastest(monkeypat
         runner.run_benchmark(methods[:1], ctx=None, sources=sources, repeats=2)
 
 
+def test_every_repeat_starts_from_the_policy_the_first_started_from(monkeypatch):
+    """A cost-aware policy learns from every decode: each repeat of a sentence (a batch) starts from what the policy
+    knew before the first, and the next sentence (batch) from what the last repeat left."""
+    from fastdec.engine.policy import CostAwarePolicy
+
+    seen = []
+
+    def counting(decode_args):
+        def build(self, m):
+            policy = CostAwarePolicy(8)
+
+            def decode(*args):
+                seen.append((m.label, policy.probes))
+                policy.probes += 1  # (what a decode learns)
+                return decode_args(*args)
+            decode.policy = policy
+            return decode
+        return build
+    monkeypatch.setattr(runner._Systems, "build", counting(lambda i, src: Decoded(tokens=[int(src[0])], time=1e-3)))
+    monkeypatch.setattr(runner._Systems, "build_batched", counting(
+        lambda sources, ids: [Decoded(tokens=[int(s[0])], time=1e-3, id=i) for s, i in zip(sources, ids)]))
+    methods = [parse_method(s) for s in ("iad:policy=cost", "iad:policy=cost:batch=2")]
+    sources = [torch.tensor([100 + i] + [7] * (5 - i) + [2]) for i in range(4)]
+    out = runner.run_benchmark(methods, ctx=None, sources=sources, repeats=3)
+    assert [r.tokens[0] for r in out["iad-cost-bs2"]] == [100, 101, 102, 103]
+    for m in methods:
+        starts = [n for label, n in seen if label == m.label]
+        units = 4 if m.batch_size == 1 else 2
+        assert starts == [u for u in range(units) for _ in range(3)], m.label
+
+
 def test_in_turns_of_a_block_every_method_decodes_that_many_consecutive_sentences(monkeypatch):
     calls = []
     monkeypatch.setattr(runner._Systems, "build", recording(calls))

@@ -159,3 +159,34 @@ def test_a_sentence_s_last_iteration_is_counted_for_the_input_only():
     assert "policy_counts" not in done.extra and going.extra["policy_counts"][0][1:5] == [1, 1, 1, 1]
     policy._flush_iterations()
     assert policy._ends_first[4] == policy._gots_first[3] == 2  # both first drafts (reached 4, accepted 3)
+
+
+def test_a_restored_policy_holds_what_it_held_at_its_snapshot():
+    """A snapshot copies what the policy counted, measured and holds (batch 1 and batched), not the verifier; it can be
+    restored more than once, and what the policy learns after a restore does not reach the snapshot."""
+    from conftest import copy_model
+
+    _, d, ver = copy_model()
+    g = torch.Generator().manual_seed(3)
+    srcs = [torch.cat([torch.randint(4, len(d), (int(k),), generator=g), torch.tensor([d.eos()])])
+            for k in torch.randint(4, 14, (12,), generator=g)]
+    policy = policy_with({1: (1e-4, 2e-6, 1e-5, 2e-4), 4: (1e-4, 2e-6, 1e-5, 4e-4)}, horizon=16)
+    policy.prepare(ver)
+
+    def decode(part):
+        for s in part:
+            draft_verify_accept(ver, s, InputCopyDrafter(), accept_top1, policy=policy, max_len_b=12)
+        decode_batched(ver, part, InputCopyDrafter(), accept_top1, batch_size=4, max_len_b=12, policy=policy)
+
+    def learned():
+        return (list(policy.reach), list(policy.acc), dict(policy._realized), dict(policy._judged), policy._fit.sums,
+                {k: f.sums for k, f in policy._batch_fits.items()}, dict(policy._greedy), policy.probes, policy._version)
+    decode(srcs[:6])
+    snap, before = policy.snapshot(), learned()
+    assert before[0][1] > 0
+    for _ in range(2):
+        decode(srcs[6:])
+        assert learned() != before
+        policy.restore(snap)
+        assert learned() == before
+        assert policy._prepared_for is ver
