@@ -190,3 +190,4 @@ def test_a_restored_policy_holds_what_it_held_at_its_snapshot():
         policy.restore(snap)
         assert learned() == before
         assert policy._prepared_for is ver
+        assert all(policy._costs[b] is snap["_costs"][b] for b in (1, 4))  # (tables are kept by a cost's identity)

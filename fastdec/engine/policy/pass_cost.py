@@ -50,6 +50,11 @@ class PassCost:
     seconds_to_measure: float = 0.0
     pad_s: float = 0.0
 
+    def __deepcopy__(self, memo) -> "PassCost":
+        # a measured cost is not changed once measured, and a policy keeps tables by its identity: a policy's snapshot
+        # (CostAwarePolicy.snapshot) shares it, so that those tables stay its own
+        return self
+
     def extra(self, fed: float, rows: float, base: Optional[int] = None) -> float:
         """Seconds an iteration feeding ``fed`` tokens and projecting ``rows`` rows costs beyond a greedy step of
         ``base`` rows (default: the measured batch size)."""
