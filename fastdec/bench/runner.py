@@ -255,9 +255,10 @@ class _Repeats:
     not decide with what an earlier one counted on the same sentences, and the decode kept is one a user's single
     decode could have been. The policy goes on from the last repeat."""
 
-    def __init__(self, decode):
+    def __init__(self, decode, repeats: int):
         policy = getattr(decode, "policy", None)
-        self.policy = policy if hasattr(policy, "snapshot") else None
+        # (one decode has nothing to restore: no copy of the policy is taken)
+        self.policy = policy if repeats > 1 and hasattr(policy, "snapshot") else None
         self.decode, self.kept, self._start = decode, None, None
 
     def run(self, label: str, unit: str, *args) -> List[Record]:
@@ -325,12 +326,9 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             for m, one in (batch1[j] for j in random.Random(i).sample(range(n), n)):
                 start = i - block if m.label in replay_of else i  # (a replay decodes the round before)
                 for at in range(max(start, 0), min(start + block, len(sources))):
-                    rounds = _Repeats(one) if repeats > 1 else None
-                    if rounds is None:
-                        best = [one(at, sources[at])]
-                    else:
-                        for _ in range(repeats):
-                            best = rounds.run(m.label, f"sentence {at}", at, sources[at])
+                    rounds = _Repeats(one, repeats)
+                    for _ in range(repeats):
+                        best = rounds.run(m.label, f"sentence {at}", at, sources[at])
                     out[m.label].append(best[0])
                     replay_plans(m, best, [sources[at]])
             if i >= len(sources):
@@ -356,7 +354,7 @@ def run_benchmark(methods: Sequence[Method], ctx: Context, sources: Sequence[tor
             cuts = [order[start: start + size] for start in range(0, len(order), size)]
             for b in range(len(cuts) + 1):
                 best: Dict[str, List[Record]] = {}
-                rounds = {m.label: _Repeats(decode) for m, decode in group}
+                rounds = {m.label: _Repeats(decode, repeats) for m, decode in group}
                 for r in range(repeats):  # each round every method once, in its own order; the fastest kept
                     for j in random.Random(b if r == 0 else f"{b}-{r}").sample(range(len(group)), len(group)):
                         m, decode = group[j]

@@ -405,8 +405,8 @@ def _batch_bench_run(config: dict, R: str) -> Dict[str, BenchRun]:
                           gec_path(R, "bench", "set.bpe"),
                           at_batch_sizes(specs, gb["batch_sizes"]), limit=gb.get("batch_sentences"), **ct2,
                           warmup=gb["warmup"], repeats=gb["batch_repeats"], threads=gb["threads"],
-                          exclusive=gb["exclusive"], device=config["device"], max_len_a=gb["max_len_a"], max_len_b=gb["max_len_b"],
-                          mem_mb=gb["mem_mb"], runtime=gb["runtime"],
+                          exclusive=gb["exclusive"], device=config["device"], max_len_a=gb["max_len_a"],
+                          max_len_b=gb["max_len_b"], mem_mb=gb["mem_mb"], runtime=gb["runtime"],
                           gpus=gb["gpus"] if config["device"] == "cuda" else 0)}
 
 
