@@ -71,6 +71,17 @@ def test_ge_iad_identical_and_edit_ratio():
     assert lossless.row({G.T1: t1})["ours"] == "iad: 100.0%, iad-fast: 100.0%"
     assert lossless.row({G.T1: t1})["status"] == HOLDS
     assert lossless.row({G.T1: t1.assign(identical_to_greedy_pct=[100.0, 99.0, 100.0])})["status"] == FAILS
+    # an int8 verifier is another model: its exact rows are held to its own greedy, the float32 share beside it
+    int8 = pd.DataFrame({"method": ["iad", "iad-fast-int8"], "identical_to_greedy_pct": [100.0, 98.0],
+                         "identical_to_backend_greedy_pct": [100.0, 100.0]})
+    row = lossless.row({G.T1: int8})
+    assert row["status"] == HOLDS
+    assert row["ours"] == "iad: 100.0%, iad-fast-int8: 100.0% (98.0% of the PyTorch greedy's)"
+    assert lossless.row({G.T1: int8.assign(identical_to_backend_greedy_pct=[100.0, 99.8])})["status"] == FAILS
+    # a table without the column, or a row without a backend greedy: the PyTorch greedy's share decides
+    assert lossless.row({G.T1: int8.assign(identical_to_backend_greedy_pct=[100.0, None])})["status"] == FAILS
+    from fastdec.claims.summary import audit_lines
+    assert audit_lines(G.AUDIT, {G.T1: int8}) == ["iad: 100.0%", "iad-fast-int8: 100.0% (98.0% of the PyTorch greedy's)"]
     rows = pd.DataFrame({"edit_ratio": [0.0, 0.1, 0.3, 0.5], "greedy_time": 1.0, "iad_time": [0.2, 0.3, 0.5, 0.9]})
     assert G.iad_speedup_falls_with_edits(rows)[1]
     assert not G.iad_speedup_falls_with_edits(rows.assign(iad_time=1.1 - rows["iad_time"]))[1]

@@ -19,6 +19,7 @@ from typing import Dict, List, Sequence
 import pandas as pd
 
 from .methods import parse_method
+from .results import backend_identical_pct
 
 __all__ = ["at_batch_sizes", "batch_table", "batch_figure", "write_batch_curve", "PAPER_NOTES"]
 
@@ -34,7 +35,7 @@ PAPER_NOTES = {
 }
 _COLUMNS = ["method", "batch_size", "label", "n_sentences", "ms_per_batch", "ms_per_sentence", "sent_per_s",
             "speedup_vs_beam_at_max_batch", "speedup_vs_greedy_same_batch", "identical_to_greedy_pct",
-            "tokens_per_iteration", "paper_note"]
+            "identical_to_backend_greedy_pct", "tokens_per_iteration", "paper_note"]
 
 
 def at_batch_sizes(specs: Sequence[str], batch_sizes: Sequence[int]) -> List[str]:
@@ -74,6 +75,7 @@ def batch_table(run, specs: Sequence[str], batch_sizes: Sequence[int], beam_spec
                      "speedup_vs_beam_at_max_batch": base["total_time_s"] / r["total_time_s"],
                      "speedup_vs_greedy_same_batch": r["speedup_vs_greedy_same_batch"],
                      "identical_to_greedy_pct": r["identical_to_greedy_pct"],
+                     "identical_to_backend_greedy_pct": backend_identical_pct(r),
                      "tokens_per_iteration": r["tokens_per_iteration"], "paper_note": PAPER_NOTES[paper]})
     return pd.DataFrame(rows, columns=_COLUMNS)
 

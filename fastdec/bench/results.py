@@ -11,7 +11,8 @@ Definitions (per method, over its sentences): ``speedup_vs_beam`` = total time o
 this method's total time; ``speedup_vs_greedy`` = the same against the engine's greedy decoding;
 ``identical_to_greedy`` = outputs token-identical to the engine's greedy output (the PyTorch reference);
 ``identical_to_backend_greedy`` = an engine row's outputs token-identical to the greedy output of its own verifier
-backend (``greedy-fast`` for a ``-fast`` row; the lossless property of an exact row, whatever the backend); ``tokens_per_iteration`` = output
+backend (``greedy-fast`` for a ``-fast`` row; the lossless property of an exact row, whatever the backend; ``_pct``: as
+a percentage); ``tokens_per_iteration`` = output
 tokens (EOS included) per decoder pass (the GAD paper's "Tok."); ``mean_accepted`` = accepted *draft* tokens per
 iteration (the verifier's own token not counted); ``mean_block`` = tokens added per verification step after the
 first pass of each sentence (the Blockwise paper's mean accepted block size k̂, 1.0 for greedy decoding);
@@ -34,13 +35,15 @@ from fastdec.text import postprocess, read_lines, write_lines
 
 from .methods import Method, parse_method
 
-__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "SUMMARY_COLUMNS"]
+__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "backend_identical_pct",
+           "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "eps", "min_block", "max_draft_len",
     "precision", "backend", "backend_ran", "policy", "exact", "n_sentences", "total_time_s", "ms_per_sentence", "sent_per_s", "ms_per_batch", "speedup_vs_beam",
     "speedup_vs_greedy", "speedup_vs_greedy_same_batch",
-    "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy", "mean_iterations", "tokens_per_iteration", "mean_accepted",
+    "identical_to_greedy", "identical_to_greedy_pct", "identical_to_backend_greedy",
+    "identical_to_backend_greedy_pct", "mean_iterations", "tokens_per_iteration", "mean_accepted",
     "mean_drafted", "mean_block", "mean_out_len", "time_encoder_s", "time_drafter_s", "time_verifier_s",
     "time_other_s", "time_drafter_encoder_s", "time_drafter_decoder_s", "time_policy_s", "peak_mem_mb", "bleu", "bleu_signature",
 ]
@@ -83,6 +86,16 @@ class Record:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def backend_identical_pct(row) -> Optional[float]:
+    """A summary row's ``identical_to_backend_greedy_pct`` (from its count where a run's summary predates the column);
+    None where the row has no backend greedy to compare with."""
+    pct = row.get("identical_to_backend_greedy_pct") if hasattr(row, "get") else None
+    if pct is not None and pct == pct:
+        return float(pct)
+    same, n = row.get("identical_to_backend_greedy"), row.get("n_sentences")
+    return 100.0 * float(same) / float(n) if same is not None and same == same and n else None
 
 
 def speed_baseline(methods: Sequence[Method]) -> Optional[str]:
@@ -131,7 +144,8 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
             row.update(identical_to_greedy=same, identical_to_greedy_pct=100.0 * same / n if n else None)
         own = records.get(greedy_of_backend.get(m.backend)) if m.kind == "engine" else None
         if own is not None:
-            row.update(identical_to_backend_greedy=sum(r.tokens == g.tokens for r, g in zip(recs, own)))
+            same = sum(r.tokens == g.tokens for r, g in zip(recs, own))
+            row.update(identical_to_backend_greedy=same, identical_to_backend_greedy_pct=100.0 * same / n if n else None)
         if m.kind in ("engine", "drafter"):
             row.update(mean_accepted=sum(acc) / len(acc) if acc else 0.0,
                        mean_drafted=sum(drafted) / len(drafted) if drafted else 0.0,

@@ -12,7 +12,7 @@ import pandas as pd
 from fastdec.report.cards import Card
 
 from . import checks_ge, checks_hsu, checks_stern, checks_xia
-from .claim import COLUMNS, STUDIES, Audit, Figure
+from .claim import COLUMNS, STUDIES, Audit, Figure, lossless_pct, lossless_text
 
 MODULES = {"Xia": checks_xia, "Ge": checks_ge, "Stern": checks_stern, "Hsu": checks_hsu}
 # the tables each study's hardware line reads (their ``device`` / ``threads`` columns)
@@ -68,9 +68,12 @@ def audit_lines(audits: List[Audit], tables: Dict[str, pd.DataFrame]) -> List[st
         if df is None or a.label not in df.columns or "identical_to_greedy_pct" not in df.columns:
             continue
         rows = df[df[a.label].astype(str).str.fullmatch(a.pattern)]
-        pct = pd.to_numeric(rows["identical_to_greedy_pct"], errors="coerce")
-        worst = pct.groupby(rows[a.label].astype(str), sort=False).min().dropna()  # rows sharing a label: the lowest
-        out += [f"{label}{' ' + a.name if a.name else ''}: {p:.1f}%" for label, p in worst.items()]
+        labels = rows[a.label].astype(str)
+        # rows sharing a label: the lowest
+        worst = lossless_pct(rows).groupby(labels, sort=False).min().dropna()
+        reference = pd.to_numeric(rows["identical_to_greedy_pct"], errors="coerce").groupby(labels, sort=False).min()
+        out += [lossless_text(label + (' ' + a.name if a.name else ''), p, reference[label])
+                for label, p in worst.items()]
     return out
 
 

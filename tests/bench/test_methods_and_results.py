@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fastdec.bench.methods import parse_method, parse_methods
-from fastdec.bench.results import SUMMARY_COLUMNS, Record, read_run, summarize, write_run
+from fastdec.bench.results import SUMMARY_COLUMNS, Record, backend_identical_pct, read_run, summarize, write_run
 
 
 @pytest.mark.parametrize("text,label", [
@@ -170,7 +170,14 @@ def test_identical_to_backend_greedy_holds_each_row_to_its_own_backend():
     df = summarize(methods, records).set_index("label")
     for label in ("greedy-fast", "gad-k4-fast"):
         assert (df.loc[label, "identical_to_greedy"], df.loc[label, "identical_to_backend_greedy"]) == (2, 3)
+        assert df.loc[label, "identical_to_backend_greedy_pct"] == 100.0
         assert df.loc[label, "backend"] == "fast"
+    # a summary written before the percentage column: the tables read it from the count
+    older = df.loc["gad-k4-fast"].drop("identical_to_backend_greedy_pct")
+    assert backend_identical_pct(older) == 100.0
+    assert backend_identical_pct(older.copy().set_axis(older.index).where(
+        older.index != "identical_to_backend_greedy", 2)) == pytest.approx(200 / 3)
+    assert backend_identical_pct(df.loc["fairseq-beam5"]) is None
     assert df.loc["gad-k4", "identical_to_backend_greedy"] == 3 and df.loc["gad-k4", "backend"] == "torch"
     assert pd.isna(df.loc["fairseq-beam5", "identical_to_backend_greedy"])
     # speedups stay against the reference's greedy decoding (greedy-fast is not the baseline of anything)

@@ -54,6 +54,10 @@ def test_the_summary_line_counts_the_rows_that_keep_greedy_s_speed():
     assert line.startswith("2 of 3 exact cost-aware rows at 0.97x") and "slowest 0.90x: iad at batch 8, b" in line
     assert "faster than fixed k in 2 of 3" in line and "100.0-100.0 %" in line
     assert summary_line(df.assign(exact=False)) is None
+    # int8 rows: lossless against their own backend's greedy, whatever their share of the float32 greedy's
+    int8 = df.assign(identical_to_greedy_pct=[98.0, 100.0, 99.0], identical_to_backend_greedy_pct=[100.0, 100.0, 100.0])
+    assert "identical to their own backend's greedy: 100.0-100.0 %" in summary_line(int8)
+    assert "99.5-100.0 %" in summary_line(int8.assign(identical_to_backend_greedy_pct=[100.0, 99.5, 100.0]))
 
 
 def test_the_table_is_written_and_runs_without_cost_rows_are_a_clear_error(tmp_path, cost_run):

@@ -10,6 +10,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import pandas as pd
 
 from fastdec.bench.methods import Method, parse_method
+from fastdec.bench.results import backend_identical_pct
 from fastdec.report.tables import OURS, append_paper_only
 from fastdec.tracks.gad.beside import (method_setting, paper_beside, paper_speed_same_impl, setting_columns_together,
                                        speed_same_impl)
@@ -132,6 +133,7 @@ def table1(run, reference: str = "wmt14_en-de") -> pd.DataFrame:
             "identical_to_greedy_pct": _r(r["identical_to_greedy_pct"]),
             "identical_to_greedy": _r(r["identical_to_greedy"], None),
             "identical_to_backend_greedy": _r(r.get("identical_to_backend_greedy"), None),
+            "identical_to_backend_greedy_pct": _r(backend_identical_pct(r)),
             "n_sentences": _r(r["n_sentences"], None), "signature": r["bleu_signature"] if isinstance(r["bleu_signature"], str) else None,
         })
     df = setting_columns_together(pd.DataFrame(out))

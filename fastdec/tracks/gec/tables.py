@@ -10,7 +10,7 @@ from typing import List, Mapping, Optional, Tuple
 import pandas as pd
 
 from fastdec.bench.methods import Method
-from fastdec.bench.results import Run
+from fastdec.bench.results import Run, backend_identical_pct
 from fastdec.report.tables import OURS, append_paper_only
 from fastdec.tracks.gec.paper import IAD_TABLE1, IAD_TABLE1_SYNTHETIC, IAD_TABLE12, IAD_TABLE4, ge_table3_rows
 from fastdec.report.tables import to_float
@@ -73,6 +73,7 @@ def table1(run: Run, m2: Mapping[str, dict], *, split: str = "test", corpus: str
             "P": _r(s.get("precision"), 100), "R": _r(s.get("recall"), 100),
             "F0.5": _r(s.get("f0.5", s.get("f")), 100),
             "identical_to_greedy_pct": _r(r["identical_to_greedy_pct"]),
+            "identical_to_backend_greedy_pct": _r(backend_identical_pct(r)),
             "m2_approximate_sentences": s.get("approximate_sentences", 0) if s else None,
             "mean_iterations": _r(r["mean_iterations"]), "tokens_per_iteration": _r(r["tokens_per_iteration"]),
             "paper_system": paper.get("label"), "paper_latency_s": paper.get("latency_s"),
