@@ -180,7 +180,8 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
         "blockwise", checkpoint=L.model(f"{variant}_k{k}", "blockwise/"), dictionary=L.dictionary(src),
         src=L.bpe(data_split.get(split, split), src), methods=methods(bw, split, variant, k, device),
         ref=L.raw(data_split.get(split, split), tgt),
-        lang=tgt, limit=dec[f"{split}_sentences"], warmup=dec["warmup"], threads=dec["threads"],
+        lang=tgt, limit=dec[f"{split}_sentences"], warmup=dec["warmup"],
+        repeats=dec["batch_repeats"] if split == "batch" else 1, threads=dec["threads"],
         exclusive=dec["exclusive"], device=device,
         max_len_a=config["decode"]["max_len_a"], max_len_b=config["decode"]["max_len_b"], mem_mb=dec["mem_mb"],
         runtime=dec["runtime"], gpus=dec["gpus"]) for run, (split, variant, k) in runs(bw).items()}

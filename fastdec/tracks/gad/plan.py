@@ -234,7 +234,8 @@ def bench_runs(config: dict, R: str) -> Dict[str, BenchRun]:
             drafters=sorted({m.drafter_args.get("checkpoint") or p.drafter(m.k)
                              for m in map(parse_method, methods) if m.drafter}),
             ct2_model=p.ct2_model if any(s.startswith("ct2") for s in methods) else None, langs=(p.src, p.tgt),
-            warmup=p.g["warmup"], repeats=p.g["repeats"], threads=p.g["threads"], exclusive=p.g["exclusive"],
+            warmup=p.g["warmup"], repeats=p.g["batch_repeats" if run == "batch" else "repeats"],
+            threads=p.g["threads"], exclusive=p.g["exclusive"],
             device=config["device"], max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"], mem_mb=p.g["mem_mb"],
             runtime=p.g["runtime"], gpus=p.g["gpus"])
     if summarization:  # Table 10's teacher and w/o-Seq-KD baseline rows: their beam search alone
