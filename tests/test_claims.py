@@ -81,7 +81,8 @@ def test_ge_iad_identical_and_edit_ratio():
     # a table without the column, or a row without a backend greedy: the PyTorch greedy's share decides
     assert lossless.row({G.T1: int8.assign(identical_to_backend_greedy_pct=[100.0, None])})["status"] == FAILS
     from fastdec.claims.summary import audit_lines
-    assert audit_lines(G.AUDIT, {G.T1: int8}) == ["iad: 100.0%", "iad-fast-int8: 100.0% (98.0% of the PyTorch greedy's)"]
+    assert audit_lines(G.AUDIT, {G.T1: int8}) == [
+        "iad: 100.0%", "iad-fast-int8: 100.0% (98.0% of the PyTorch greedy's)"]
     rows = pd.DataFrame({"edit_ratio": [0.0, 0.1, 0.3, 0.5], "greedy_time": 1.0, "iad_time": [0.2, 0.3, 0.5, 0.9]})
     assert G.iad_speedup_falls_with_edits(rows)[1]
     assert not G.iad_speedup_falls_with_edits(rows.assign(iad_time=1.1 - rows["iad_time"]))[1]

@@ -26,8 +26,10 @@ COLUMNS = ["run", "method", "backend", "batch_size", "exact", "n_sentences", "gr
            "policy_time_pct", "identical_to_greedy_pct", "identical_to_backend_greedy_pct"]
 
 
-def _plain(m: Method) -> Method:
-    return dataclasses.replace(m, policy="fixed", custom_label=None)
+def _plain(m: Method) -> tuple:
+    """``m`` with the papers' fixed k and without its label, its drafter's settings included (a method's equality leaves
+    them out: GAD with the cheap drafter is otherwise GAD with the paper's)."""
+    return dataclasses.replace(m, policy="fixed", custom_label=None), sorted(m.drafter_args.items())
 
 
 def fixed_twin(m: Method, methods: List[Method]) -> Optional[Method]:

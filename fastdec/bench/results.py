@@ -145,7 +145,8 @@ def summarize(methods: Sequence[Method], records: Dict[str, List[Record]], *, be
         own = records.get(greedy_of_backend.get(m.backend)) if m.kind == "engine" else None
         if own is not None:
             same = sum(r.tokens == g.tokens for r, g in zip(recs, own))
-            row.update(identical_to_backend_greedy=same, identical_to_backend_greedy_pct=100.0 * same / n if n else None)
+            row.update(identical_to_backend_greedy=same,
+                       identical_to_backend_greedy_pct=100.0 * same / n if n else None)
         if m.kind in ("engine", "drafter"):
             row.update(mean_accepted=sum(acc) / len(acc) if acc else 0.0,
                        mean_drafted=sum(drafted) / len(drafted) if drafted else 0.0,

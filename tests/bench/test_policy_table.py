@@ -66,3 +66,22 @@ def test_the_table_is_written_and_runs_without_cost_rows_are_a_clear_error(tmp_p
     out = tmp_path / "t.csv"
     write_policy_table({"b": cost_run.path}, str(out))
     assert len(pd.read_csv(out)) == 3
+
+
+def test_a_cost_row_s_fixed_twin_and_replay_have_its_drafter():
+    """GAD with the cheap drafter is the same method as GAD with the paper's but for the drafter's checkpoint (which a
+    method's equality leaves out): each cost-aware row is set beside the fixed row of its own drafter, and a replay
+    follows the cost-aware row of its own drafter."""
+    from fastdec.bench.methods import parse_methods
+    from fastdec.bench.runner import _replayed
+
+    ms = parse_methods("gad:k=10:checkpoint=a.pt,gad:k=10:label=gad-k10-cheap:checkpoint=b.pt,"
+                       "gad:k=10:policy=cost:checkpoint=a.pt,"
+                       "gad:k=10:label=gad-k10-cheap-cost:checkpoint=b.pt:policy=cost,"
+                       "gad:k=10:label=replay-b:checkpoint=b.pt:policy=replay,gad:k=10:policy=replay:checkpoint=a.pt")
+    by = {m.label: m for m in ms}
+    assert fixed_twin(by["gad-k10-cost"], ms).label == "gad-k10"
+    assert fixed_twin(by["gad-k10-cheap-cost"], ms).label == "gad-k10-cheap"
+    assert _replayed(ms) == {"replay-b": "gad-k10-cheap-cost", "gad-k10-replay": "gad-k10-cost"}
+    with pytest.raises(ValueError, match="add the method"):
+        _replayed([m for m in ms if m.label != "gad-k10-cheap-cost"])
