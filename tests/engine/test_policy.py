@@ -460,9 +460,10 @@ def test_a_batch_probe_asks_a_few_rows_and_starts_only_those():
 
 
 def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_costs():
-    """When a batch's real greedy passes cost twice the calibration's (longer sentences than its dummy one), what a draft
-    token adds is taken as twice as dear too: the choice stays the calibration's, where the dearer greedy pass alone
-    would make drafting look cheap (more positions); at batch 1 the calibration stands."""
+    """When a batch's real greedy passes on the C backend cost twice the calibration's (longer sentences than its dummy
+    one), what a draft token adds is taken as twice as dear too: the choice stays the calibration's, where the dearer
+    greedy pass alone would make drafting look cheap (more positions); at batch 1 and on a padded pass the calibration
+    stands."""
     def fresh():
         policy = policy_with({8: (1e-4, 1.2e-4, 0.0, 2e-3)}, horizon=10)
         policy._rows_fused = True
@@ -484,3 +485,9 @@ def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_co
     single = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)})
     single.observe_pass(8e-4, [0])
     assert single._scale(1, single.cost) == 1.0
+    # a padded pass (PyTorch): what grows with the sentences is in its greedy pass, not in what a drafted token adds
+    padded = fresh()
+    padded._rows_fused = False
+    for _ in range(3):
+        padded.observe_pass(4e-3, [0] * 8)
+    assert padded._scale(8, padded._costs[8]) == 1.0
