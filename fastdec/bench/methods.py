@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 __all__ = ["Method", "parse_method", "parse_methods", "parse_key_values", "ENGINE_DRAFTERS"]
@@ -142,6 +142,11 @@ class Method:
                 "label": self.custom_label}
         return ":".join([self.name] + [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in keys.items() if v is not None])
+
+    def policy_twin(self, policy: str) -> tuple:
+        """A hashable key of this method with the draft policy ``policy`` and without its label, its drafter's settings
+        included (a method's equality leaves them out: GAD with the cheap drafter is otherwise GAD with the paper's)."""
+        return replace(self, policy=policy, custom_label=None), repr(sorted(self.drafter_args.items()))
 
     def params(self) -> Dict[str, Any]:
         """The settings a table reads (every column of the results schema that describes the method)."""

@@ -8,13 +8,12 @@ greedy's.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import List, Mapping, Optional
 
 import pandas as pd
 
 from .methods import Method
-from .results import Run, backend_identical_pct, read_run
+from .results import Run, backend_identical_pct, lossless_pct, read_run
 
 __all__ = ["COLUMNS", "FLOOR", "policy_table", "write_policy_table", "summary_line"]
 
@@ -26,15 +25,9 @@ COLUMNS = ["run", "method", "backend", "batch_size", "exact", "n_sentences", "gr
            "policy_time_pct", "identical_to_greedy_pct", "identical_to_backend_greedy_pct"]
 
 
-def _plain(m: Method) -> tuple:
-    """``m`` with the papers' fixed k and without its label, its drafter's settings included (a method's equality leaves
-    them out: GAD with the cheap drafter is otherwise GAD with the paper's)."""
-    return dataclasses.replace(m, policy="fixed", custom_label=None), sorted(m.drafter_args.items())
-
-
 def fixed_twin(m: Method, methods: List[Method]) -> Optional[Method]:
     """The method of ``methods`` that is ``m`` with the papers' fixed k (None: not in the run)."""
-    return next((t for t in methods if t.policy == "fixed" and _plain(t) == _plain(m)), None)
+    return next((t for t in methods if t.policy == "fixed" and t.policy_twin("fixed") == m.policy_twin("fixed")), None)
 
 
 def _float(row: Optional[pd.Series], column: str) -> Optional[float]:
@@ -117,11 +110,7 @@ def summary_line(df: pd.DataFrame) -> Optional[str]:
     beat = int((vs_fixed["cost_vs_fixed"] >= 1.0).sum())
     slowest = timed.loc[timed["cost_x_greedy"].idxmin()]
     where = f"{slowest['method']} at batch {int(slowest['batch_size'])}, {slowest['run']}"
-    # an exact row is lossless against its own verifier's greedy (an int8 verifier is another model than float32's)
-    # (a table written before the column: the PyTorch greedy's share)
-    lossless = pd.to_numeric(timed["identical_to_greedy_pct"], errors="coerce")
-    if "identical_to_backend_greedy_pct" in timed.columns:
-        lossless = pd.to_numeric(timed["identical_to_backend_greedy_pct"], errors="coerce").fillna(lossless)
+    lossless = lossless_pct(timed)
     return (f"{kept} of {len(timed)} exact cost-aware rows at {FLOOR:.2f}x greedy of the same backend and batch or "
             f"above (slowest {slowest['cost_x_greedy']:.2f}x: {where}); faster than fixed k in {beat} of "
             f"{len(vs_fixed)}; identical to their own backend's greedy: {lossless.min():.1f}-{lossless.max():.1f} %")

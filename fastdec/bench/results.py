@@ -35,7 +35,7 @@ from fastdec.text import postprocess, read_lines, write_lines
 
 from .methods import Method, parse_method
 
-__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "backend_identical_pct",
+__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "backend_identical_pct", "lossless_pct",
            "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = [
@@ -91,11 +91,22 @@ class Record:
 def backend_identical_pct(row) -> Optional[float]:
     """A summary row's ``identical_to_backend_greedy_pct`` (from its count where a run's summary predates the column);
     None where the row has no backend greedy to compare with."""
-    pct = row.get("identical_to_backend_greedy_pct") if hasattr(row, "get") else None
+    pct = row.get("identical_to_backend_greedy_pct")
     if pct is not None and pct == pct:
         return float(pct)
     same, n = row.get("identical_to_backend_greedy"), row.get("n_sentences")
     return 100.0 * float(same) / float(n) if same is not None and same == same and n else None
+
+
+def lossless_pct(rows: pd.DataFrame) -> pd.Series:
+    """Each row's outputs identical to the greedy output of its own verifier, in %: ``identical_to_backend_greedy_pct``
+    where the table has it (a row on the fast or int8 backend is held to that backend's greedy: an int8 verifier is
+    another model), else ``identical_to_greedy_pct`` (the PyTorch reference's greedy; a table written before the
+    column)."""
+    pct = pd.to_numeric(rows["identical_to_greedy_pct"], errors="coerce")
+    if "identical_to_backend_greedy_pct" in rows.columns:
+        pct = pd.to_numeric(rows["identical_to_backend_greedy_pct"], errors="coerce").fillna(pct)
+    return pct
 
 
 def speed_baseline(methods: Sequence[Method]) -> Optional[str]:

@@ -236,19 +236,15 @@ def method_decoder(ctx: Context, m: Method) -> Tuple[Callable[[int, torch.Tensor
 def _replayed(methods: Sequence[Method]) -> Dict[str, str]:
     """``{replay method's label: the label of the cost-aware row whose choices it replays}``: the same method with
     ``policy=cost`` must be in the run."""
-    # (a method's equality leaves its drafter's settings out: GAD with the cheap drafter is otherwise GAD with the
-    # paper's)
-    def key(m: Method, policy: str):
-        return dataclasses.replace(m, policy=policy, custom_label=None), repr(sorted(m.drafter_args.items()))
-    cost = {key(m, "cost"): m.label for m in methods if m.policy == "cost"}
+    cost = {m.policy_twin("cost"): m.label for m in methods if m.policy == "cost"}
     out = {}
     for m in methods:
         if m.kind == "engine" and m.policy == "replay" and m.drafter is not None:
-            if key(m, "cost") not in cost:
+            if m.policy_twin("cost") not in cost:
                 twin = dataclasses.replace(m, policy="cost", custom_label=None)
                 raise ValueError(f"{m.label} replays the choices of the run's {twin.label} row: add the method "
                                  f"{twin.spec!r}")
-            out[m.label] = cost[key(m, "cost")]
+            out[m.label] = cost[m.policy_twin("cost")]
     return out
 
 

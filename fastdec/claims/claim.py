@@ -12,6 +12,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import pandas as pd
 
+from fastdec.bench.results import lossless_pct
+
 HOLDS, FAILS, NOT_RUN, NOT_CHECKABLE = "holds", "fails", "not run", "not checkable"
 STATUSES = (HOLDS, FAILS, NOT_RUN, NOT_CHECKABLE)
 COLUMNS = ["study", "claim", "paper", "ours", "status"]
@@ -70,16 +72,6 @@ def rows_matching(df: pd.DataFrame, column: str, pattern: str) -> pd.DataFrame:
     return df[need(df, column)[column].astype(str).str.fullmatch(pattern)]
 
 
-def lossless_pct(rows: pd.DataFrame) -> pd.Series:
-    """Each row's outputs identical to the greedy output of its own verifier, in %: ``identical_to_backend_greedy_pct``
-    where the table has it (a row on the fast or int8 backend is held to that backend's greedy: an int8 verifier is
-    another model), else ``identical_to_greedy_pct`` (the PyTorch reference's greedy)."""
-    pct = numeric(rows, "identical_to_greedy_pct")
-    if "identical_to_backend_greedy_pct" in rows.columns:
-        pct = pd.to_numeric(rows["identical_to_backend_greedy_pct"], errors="coerce").fillna(pct)
-    return pct
-
-
 def lossless_text(label: str, own: float, reference: float) -> str:
     """``"label: own%"``, and the share identical to the PyTorch reference's greedy where that differs."""
     differs = reference == reference and abs(reference - own) >= 0.05
@@ -90,7 +82,7 @@ def identical_to_greedy(df: pd.DataFrame, label: str, pattern: str) -> Tuple[str
     """The exact methods' rows (``label`` fully matching ``pattern``): each identical to its own verifier's greedy
     output on every sentence (:func:`lossless_pct` = 100)."""
     rows = rows_matching(df, label, pattern)
-    pct = lossless_pct(rows)
+    pct = lossless_pct(need(rows, "identical_to_greedy_pct"))
     if pct.notna().sum() == 0:
         raise NotCheckable(f"no row whose {label} matches {pattern}")
     reference = numeric(rows, "identical_to_greedy_pct")

@@ -9,10 +9,11 @@ from typing import Dict, List, Sequence, Tuple
 
 import pandas as pd
 
+from fastdec.bench.results import lossless_pct
 from fastdec.report.cards import Card
 
 from . import checks_ge, checks_hsu, checks_stern, checks_xia
-from .claim import COLUMNS, STUDIES, Audit, Figure, lossless_pct, lossless_text
+from .claim import COLUMNS, STUDIES, Audit, Figure, lossless_text
 
 MODULES = {"Xia": checks_xia, "Ge": checks_ge, "Stern": checks_stern, "Hsu": checks_hsu}
 # the tables each study's hardware line reads (their ``device`` / ``threads`` columns)
