@@ -1,6 +1,7 @@
 """What the cost-aware policy learns of real passes and how it reads its costs: the fit of measured on predicted extra
-cost, the measured batch's curves for fewer rows, the batch-1 choice's early stop (a full scan's answer), the batched
-loop's measurements, and the batched projection of real positions only on a CPU."""
+cost, the measured batch's curves for fewer rows, the batch-1 choice's early stop (a full scan's answer, before and
+after a sentence has counts of its own), the batched loop's measurements, and the batched projection of real
+positions only on a CPU."""
 import pytest
 import torch
 from hypothesis import given
@@ -101,6 +102,53 @@ def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
             best_n, best = n, rate
     chosen = policy.choose(state)
     assert chosen == best_n or (best_n == 0 and chosen == min(limit, horizon, policy.probe_len))  # (or a probe)
+
+
+@st.composite
+def counted_choice_case(draw):
+    horizon, steps, rates, drafter_s, limit = draw(choice_case())
+    # a sentence's iterations so far: each reached a position and accepted up to it, or up to the one before
+    seen = draw(st.lists(st.tuples(st.integers(1, horizon), st.booleans()), min_size=1, max_size=4))
+    return horizon, steps, rates, drafter_s, limit, seen
+
+
+@SETTINGS
+@given(c=counted_choice_case())
+def test_a_sentence_s_next_choice_is_the_best_draft_length_of_a_full_scan(c):
+    """Once a sentence has counts of its own, the choice leans on them where they are and stops reading where no later
+    position can pay: its answer is what a scan of every length finds, each position at the sentence's own rate where
+    the sentence reached it and at the input's past that."""
+    horizon, steps, rates, drafter_s, limit, seen = c
+    fed = list(range(1, horizon + 3))
+    pass_s = [1e-4]
+    for s in steps + [steps[-1]]:
+        pass_s.append(pass_s[-1] + s)
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(PassCost(batch=1, fed=fed, pass_s=pass_s, rows=[1], rows_s=[1e-5], step_s=2e-4))
+    policy.reach[1: horizon + 1] = [1000.0] * horizon
+    policy.acc[1: horizon + 1] = [1000.0 * r for r in rates]
+    policy._refresh()
+    policy._drafter_s, policy._start_s = {1: drafter_s}, {1: 0.0}
+    state = State(limit)
+    state.extra["drafter_started"] = True
+    for top, all_accepted in seen:
+        policy._count_sentence(state, top, top if all_accepted else top - 1)
+    s_reach, s_acc = state.extra["policy_counts"]
+    step, table, w = policy.greedy_pass_s(1, policy.cost), policy._table, policy.weight
+    rate_at, expected, p = {0: policy.margin / step}, 1.0, 1.0
+    for n in range(1, min(limit, horizon) + 1):
+        p *= (s_acc[n] + w * policy.q[n]) / (s_reach[n] + w) if s_reach[n] else policy.q[n]
+        if p < 0.01:
+            break
+        expected += p
+        rate_at[n] = expected / (step + drafter_s + table[n])
+    best = max(rate_at.values())
+    best_n = min(n for n, rate in rate_at.items() if rate == best)
+    chosen = policy.choose(state)
+    if best_n == 0:
+        assert chosen in (0, min(limit, horizon, policy.probe_len))  # (or a probe)
+    else:
+        assert chosen == best_n
 
 
 @st.composite
