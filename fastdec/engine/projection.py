@@ -12,7 +12,8 @@ from typing import List, Optional, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["MaskedLogProbs", "BatchedMaskedLogProbs", "vocab_log_probs", "constrain_steps", "projects_real_positions"]
+__all__ = ["MaskedLogProbs", "BatchedMaskedLogProbs", "vocab_log_probs", "constrain_steps", "projects_real_positions",
+           "feeds_real_tokens_only"]
 
 _NEG_INF = float("-inf")
 
@@ -168,6 +169,12 @@ class BatchedMaskedLogProbs:
             out.append(tokens[at: at + k])
             at += k
         return out
+
+
+def feeds_real_tokens_only(verifier) -> bool:
+    """Whether a batched decoder pass on ``verifier`` feeds only each row's real tokens (the fast backend's rows, fused
+    in C), rather than every row padded to the widest draft (PyTorch, on any device)."""
+    return getattr(verifier, "masked_top1_rows", None) is not None
 
 
 def projects_real_positions(verifier) -> bool:

@@ -14,6 +14,8 @@ from conftest import MODEL_CONFIGS, random_model
 from fastdec.bench.methods import parse_method
 from fastdec.engine import InputCopyDrafter, accept_top1, accept_top_beta, greedy_decode
 from fastdec.engine.batched import decode_batched
+from fastdec.engine.fast_verifier import FastVerifier
+from fastdec.engine.load import make_verifier
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, check_policy, cost_aware, measure_pass_cost, measured_costs
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
@@ -466,7 +468,7 @@ def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_co
     stands."""
     def fresh():
         policy = policy_with({8: (1e-4, 1.2e-4, 0.0, 2e-3)}, horizon=10)
-        policy._rows_fused = True
+        policy._rows_fused = policy._real_tokens_only = True  # (the C backend's batched pass)
         policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [900.0] * 10
         policy._refresh()
         return policy
@@ -485,9 +487,23 @@ def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_co
     single = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)})
     single.observe_pass(8e-4, [0])
     assert single._scale(1, single.cost) == 1.0
-    # a padded pass (PyTorch): what grows with the sentences is in its greedy pass, not in what a drafted token adds
-    padded = fresh()
-    padded._rows_fused = False
-    for _ in range(3):
-        padded.observe_pass(4e-3, [0] * 8)
-    assert padded._scale(8, padded._costs[8]) == 1.0
+    # a padded pass (PyTorch; on a CPU it projects real positions only): what grows with the sentences is in its greedy
+    # pass, not in what a drafted token adds
+    for projects_real_positions in (True, False):
+        padded = fresh()
+        padded._rows_fused, padded._real_tokens_only = projects_real_positions, False
+        for _ in range(3):
+            padded.observe_pass(4e-3, [0] * 8)
+        assert padded._scale(8, padded._costs[8]) == 1.0
+
+
+def test_a_policy_prepared_for_a_verifier_knows_whether_its_batched_pass_pads_the_rows():
+    """What the batched choice prices is read off the verifier it decodes with: PyTorch on a CPU pads a batch's rows to
+    the widest draft and projects only their real positions; the fast backend feeds and projects real ones only."""
+    model = random_model(0)[0]
+    pytorch, fast = make_verifier(model, device=torch.device("cpu")), FastVerifier(model)
+    policy = policy_with({8: (1e-4, 1.2e-4, 0.0, 2e-3)})
+    policy.prepare(pytorch, 8)
+    assert policy._rows_fused and not policy._real_tokens_only
+    policy.prepare(fast, 8)
+    assert policy._rows_fused and policy._real_tokens_only

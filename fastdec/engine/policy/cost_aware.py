@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 from typing import Dict, List, Optional
 
-from ..projection import projects_real_positions
+from ..projection import feeds_real_tokens_only, projects_real_positions
 from .batch_one import _NO_SKIP, BatchOneChoice
 from .batched_choice import BatchedChoice
 from .counts import AcceptanceCounts
@@ -103,6 +103,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._batch_greedy: Dict[int, float] = {}
         self._pending: Dict[int, List[tuple]] = {}
         self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
+        self._real_tokens_only = False  # ... and feeds only the rows' real tokens to the decoder (the fast backend)
         self._prepared_for = None  # the verifier ``_rows_fused`` was read from
         self._extras: Dict[tuple, List[float]] = {}
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
@@ -138,6 +139,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         """Measure what is not measured yet, before a sentence (or batch) starts: measuring drives the verifier."""
         if verifier is not self._prepared_for:
             self._rows_fused, self._prepared_for = projects_real_positions(verifier), verifier
+            self._real_tokens_only = feeds_real_tokens_only(verifier)
         if batch > 1:
             self.new_batch()
         else:

@@ -293,13 +293,14 @@ class MeasuredCosts:
         """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
         calibration's dummy sentences attend over fewer positions than a batch of real ones (the longest first), and
         what a drafted token adds grows the same way. The factor learned from drafted passes then corrects only what
-        is left. Only on a fused pass (the C backend's, where a drafted token costs about what a greedy row does): on a
-        padded PyTorch pass what grows with the sentences' lengths is in the greedy pass itself, not in what a drafted
-        token adds. Scaled there, a batch of 32 GEC rows priced its drafts at twice their cost (the first batch's
-        drafted passes fitted 0.55-0.58 of the scaled prediction, and later batches, which take no greedy pass of
-        their rows, fit none of theirs), drafted 8-9 tokens a row where fixed IAD drafted whole sources, and fell to
-        0.79-0.84 of fixed IAD's speed at B = 16 (0.97 and 0.91 unscaled)."""
-        if rows <= 1 or not self._rows_fused:  # batch 1: its calibration decodes like the loop
+        is left. Only where a pass feeds the rows' real tokens alone (the C backend's, where a drafted token costs about
+        what a greedy row does): on a PyTorch pass, padded to the widest draft whatever the device (on a CPU it
+        projects real positions only, and is priced as such), what grows with the sentences' lengths is in the greedy
+        pass itself, not in what a drafted token adds. Scaled there, a batch of 32 GEC rows priced its drafts at twice
+        their cost (the first batch's drafted passes fitted 0.55-0.58 of the scaled prediction, and later batches,
+        which take no greedy pass of their rows, fit none of theirs), drafted 8-9 tokens a row where fixed IAD
+        drafted whole sources, and fell to 0.79-0.84 of fixed IAD's speed at B = 16 (0.97 and 0.91 unscaled)."""
+        if rows <= 1 or not self._real_tokens_only:  # batch 1: its calibration decodes like the loop
             return 1.0
         measured = self._batch_greedy_near(rows) or self._run_greedy_near(rows)  # this batch's first
         if measured is None:
