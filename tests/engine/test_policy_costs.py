@@ -480,6 +480,85 @@ def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
 
 
 @st.composite
+def fused_case(draw):
+    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
+    q = draw(st.lists(st.sampled_from([0.5, 0.8, 0.9, 0.97, 0.995]), min_size=horizon, max_size=horizon))
+    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
+    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
+                                        max_size=horizon)) for _ in range(rows)]
+    # a CPU pass that climbs in steps: flat stretches, then a token that costs a greedy row or more
+    fed = [rows + n for n in (0, 1, 2, 4, 8, 16, 32, 72)]
+    pass_s = [1e-3]
+    for _ in fed[1:]:
+        pass_s.append(pass_s[-1] + draw(st.sampled_from([1e-6, 2e-5, 1e-4, 8e-4])))
+    return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 2e-5, 3e-4])),
+            draw(st.lists(st.booleans(), min_size=rows, max_size=rows)),
+            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)))
+
+
+@SETTINGS
+@given(c=fused_case())
+def test_a_fused_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_scan(c):
+    """On a CPU's fused pass the batched choice reads positions best first and stops where no later one can pay: where
+    the pass's cost climbs in steps, what stops it is the least step from there on, not the next one, and its answer
+    is what a scan of every count of the best-ranked positions finds, each priced as the choice prices it (the
+    drafter of the rows asked, their starts' share of the tokens left, what the real tokens add to the pass)."""
+    horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens = c
+    B = len(limits)
+    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 1e-5], step_s=pass_s[0])
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(cost)
+    seen_greedy(policy, B, cost.step_s)
+    judged(policy, B)
+    policy._rows_fused = policy._real_tokens_only = True
+    policy.q[1: horizon + 1] = q
+    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
+    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
+    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
+    states = []
+    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
+        state = State(lim, src_len=src_len)
+        state.extra["drafter_started"] = on
+        if row is not None:
+            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
+        states.append(state)
+    ranked = []
+    for r, (state, lim) in enumerate(zip(states, limits)):
+        p, sent = 1.0, state.extra.get("policy_counts")
+        for m in range(1, lim + 1):
+            seen = sent[0][m] if sent is not None else 0
+            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
+            if p < 0.01:
+                break
+            ranked.append((-p, r, m))
+    ranked.sort()
+    step = policy.greedy_pass_s(B, cost)
+    rate_at, expected, asked, fresh, new_tokens, new_left = [policy._bar(B, step)], float(B), set(), 0, 0.0, 0
+    for t, (p, r, m) in enumerate(ranked, 1):
+        expected -= p
+        if r not in asked:
+            asked.add(r)
+            fresh += not started[r]
+            if not started[r]:  # a fresh row's start, charged by its expected tokens' share of the tokens it has left
+                new_tokens, new_left = new_tokens + 1, new_left + max(src_lens[r], 1)
+        if not started[r]:
+            new_tokens -= p
+        start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
+        added = cost.extra(B + t, B + t, base=B)
+        rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start + added))
+    best = max(rate_at)
+    best_t = rate_at.index(best) if best > rate_at[0] else 0
+    got = policy.choose_batch(states, None)
+    if not best_t:  # no draft, or a probe of a few rows
+        assert got == [0] * B or got == policy._probe_rows([min(s.max_draft, horizon) for s in states])
+    else:
+        want = [0] * B
+        for _, r, _ in ranked[:best_t]:
+            want[r] += 1
+        assert got == want or rate_at[sum(got)] == pytest.approx(best, rel=1e-9)
+
+
+@st.composite
 def padded_case(draw):
     horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
     q = draw(st.lists(st.sampled_from([0.3, 0.6, 0.9, 0.99, 1.0]), min_size=horizon, max_size=horizon))

@@ -358,6 +358,7 @@ class BatchedChoice:
         # widest draft, then one per draft token past the 8th
         width, late = 1, 0
         extra = self._extra_upto(cost, B, 16)  # what t draft tokens add to the pass (real rows), as far as read
+        least = self._least_steps(cost, B, extra)  # the least one more token adds from t on (the reading's stop)
         base, inv_best = step + drafter, 1.0 / best  # (per candidate token: locals only)
         # on a CPU's fused pass a position read costs the choice's own time, about a tenth of what the C backend's pass
         # takes for the token it drafts: counted with it (fast IAD's first batch at B = 16 drafted 959 tokens in one
@@ -374,6 +375,7 @@ class BatchedChoice:
             fresh = fresh_rows[r]
             if t + 1 >= len(extra):
                 extra = self._extra_upto(cost, B, 2 * t + 2)
+                least = self._least_steps(cost, B, extra)
             if r not in asked:
                 asked.add(r)
                 if fresh:
@@ -400,8 +402,12 @@ class BatchedChoice:
             rate = expected / (base + factor * added + t * read)
             if rate > best:
                 best_t, best, inv_best, best_expected = t, rate, 1.0 / rate, expected
-            elif p * inv_best < factor * (extra[t + 1] - extra[t] - pad) + read:
-                break  # the values only fall, and a token costs at least this from here (filling a padding position)
+            elif p * inv_best < factor * (least[t] - pad) + read:
+                # the values only fall, and a token costs at least this from here (filling a padding position): the
+                # least step of the curve from here on, not the next one's, for a measured curve climbs in steps (the
+                # fast backend's int8 layers at B = 2: 65 us a token from 4 to 6 tokens, 10 us past them; stopped at
+                # the first steep step, its choices drafted 3 tokens a pass for dozens of passes, each accepted whole)
+                break
         else:  # every position worth 1 % or more was read: taken, on a padded pass, the choice stands
             took_all = not fused and best_t == len(taken)
         if fused and len(taken) >= _READ_AT_LEAST:

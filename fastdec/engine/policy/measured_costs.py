@@ -317,6 +317,21 @@ class MeasuredCosts:
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
 
+    def _least_steps(self, cost: PassCost, rows: int, extra: List[float]) -> List[float]:
+        """For each t of ``extra`` (:meth:`_extra_upto`), the least that one more token adds from t on: the smallest
+        step of the table from t, and past its end the least slope of the measured curves (:meth:`_min_marginal`),
+        which no step of their interpolation is below. Kept per cost and row count, made again when the table grew."""
+        key = ("least", id(cost), rows)
+        have = self._extras.get(key)
+        if have is None or len(have) != len(extra):
+            low = self._min_marginal(cost, rows)
+            have = [low] * len(extra)
+            for t in range(len(extra) - 2, -1, -1):
+                low = min(low, extra[t + 1] - extra[t])
+                have[t] = low
+            self._extras[key] = have
+        return have
+
     def _padded_extra(self, cost: PassCost, rows: int, t: int, projected: int) -> float:
         """``cost.extra(rows + t, projected, base=rows)`` from two tables (what the fed tokens add and what the projected
         rows add are separate terms), each extended only as far as a choice reads it: the batched choice reads one per
