@@ -72,12 +72,9 @@ def choice_case(draw):
     return horizon, steps, rates, draw(st.sampled_from([0.0, 2e-5, 3e-4])), draw(st.integers(1, 60))
 
 
-@SETTINGS
-@given(c=choice_case())
-def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
-    """The choice stops reading positions where none after can pay (a bound on the average cost of any run of later
-    positions); its answer is the draft length a scan of every length finds."""
-    horizon, steps, rates, drafter_s, limit = c
+def batch_one_case(horizon: int, steps, rates, drafter_s: float, limit: int):
+    """A batch-1 policy whose pass of t tokens climbs by ``steps``, whose input's rates by position are ``rates`` and
+    whose drafter call costs ``drafter_s``; and a sentence whose drafter has started, drafting at most ``limit``."""
     fed = list(range(1, horizon + 3))
     pass_s = [1e-4]
     for s in steps + [steps[-1]]:
@@ -90,6 +87,16 @@ def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
     policy._drafter_s, policy._start_s = {1: drafter_s}, {1: 0.0}
     state = State(limit)
     state.extra["drafter_started"] = True
+    return policy, state
+
+
+@SETTINGS
+@given(c=choice_case())
+def test_the_batch_1_choice_is_the_best_draft_length_of_a_full_scan(c):
+    """The choice stops reading positions where none after can pay (a bound on the average cost of any run of later
+    positions); its answer is the draft length a scan of every length finds."""
+    horizon, steps, rates, drafter_s, limit = c
+    policy, state = batch_one_case(horizon, steps, rates, drafter_s, limit)
     step, table = policy.greedy_pass_s(1, policy.cost), policy._table
     best_n, best, expected, p = 0, policy.margin / step, 1.0, 1.0
     for n in range(1, min(limit, horizon) + 1):
@@ -119,18 +126,7 @@ def test_a_sentence_s_next_choice_is_the_best_draft_length_of_a_full_scan(c):
     position can pay: its answer is what a scan of every length finds, each position at the sentence's own rate where
     the sentence reached it and at the input's past that."""
     horizon, steps, rates, drafter_s, limit, seen = c
-    fed = list(range(1, horizon + 3))
-    pass_s = [1e-4]
-    for s in steps + [steps[-1]]:
-        pass_s.append(pass_s[-1] + s)
-    policy = CostAwarePolicy(horizon)
-    policy.use_cost(PassCost(batch=1, fed=fed, pass_s=pass_s, rows=[1], rows_s=[1e-5], step_s=2e-4))
-    policy.reach[1: horizon + 1] = [1000.0] * horizon
-    policy.acc[1: horizon + 1] = [1000.0 * r for r in rates]
-    policy._refresh()
-    policy._drafter_s, policy._start_s = {1: drafter_s}, {1: 0.0}
-    state = State(limit)
-    state.extra["drafter_started"] = True
+    policy, state = batch_one_case(horizon, steps, rates, drafter_s, limit)
     for top, all_accepted in seen:
         policy._count_sentence(state, top, top if all_accepted else top - 1)
     s_reach, s_acc = state.extra["policy_counts"]
@@ -479,13 +475,88 @@ def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
     assert not policy._batch_skips
 
 
-@st.composite
-def fused_case(draw):
+def batch_policy(cost: PassCost, horizon: int, q, drafter_s: float, fused: bool) -> CostAwarePolicy:
+    """A policy that decides a batch of ``cost.batch`` rows with ``cost`` (its greedy pass seen, its drafts judged),
+    the input's rates ``q`` by position, and a drafter whose call and start cost in proportion to the rows asked;
+    ``fused``: a CPU's pass of real tokens (the C backend's), else a padded one."""
+    B = cost.batch
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(cost)
+    seen_greedy(policy, B, cost.step_s)
+    judged(policy, B)
+    policy._rows_fused = policy._real_tokens_only = fused
+    policy.q[1: horizon + 1] = q
+    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
+    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
+    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
+    return policy
+
+
+def rows_of(counts, started, limits, src_lens) -> list:
+    """A batch's rows: each its own counts (reached, accepted by position; None: none yet), drafter started or not,
+    draft limit and source length."""
+    states = []
+    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
+        state = State(lim, src_len=src_len)
+        state.extra["drafter_started"] = on
+        if row is not None:
+            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
+        states.append(state)
+    return states
+
+
+def ranked_positions(policy: CostAwarePolicy, states, limits, q) -> list:
+    """Every row's positions worth 1 % or more as ``(-value, row, position)``, sorted: best first."""
+    ranked = []
+    for r, (state, lim) in enumerate(zip(states, limits)):
+        p, sent = 1.0, state.extra.get("policy_counts")
+        for m in range(1, lim + 1):
+            seen = sent[0][m] if sent is not None else 0
+            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
+            if p < 0.01:
+                break
+            ranked.append((-p, r, m))
+    return sorted(ranked)
+
+
+def scanned_rates(policy: CostAwarePolicy, cost: PassCost, ranked, started, src_lens, added) -> list:
+    """The tokens per second that the t best-ranked positions promise, t = 0 .. all (0: the bar a draft must clear),
+    each count priced as the batched choice prices it: the drafter of the rows asked, the fresh rows' starts by their
+    expected tokens' share of the tokens they have left, and what ``added(t, widest draft + 1, positions past the
+    8th)`` says the tokens add to the pass."""
+    B = cost.batch
+    step = policy.greedy_pass_s(B, cost)
+    rate_at, expected, asked, fresh, new_tokens, new_left = [policy._bar(B, step)], float(B), set(), 0, 0.0, 0
+    width, late = 1, 0
+    for t, (p, r, m) in enumerate(ranked, 1):
+        expected -= p
+        if r not in asked:
+            asked.add(r)
+            fresh += not started[r]
+            if not started[r]:  # a fresh row's start, charged by its expected tokens' share of the tokens it has left
+                new_tokens, new_left = new_tokens + 1, new_left + max(src_lens[r], 1)
+        if not started[r]:
+            new_tokens -= p
+        width, late = max(width, m + 1), late + (m >= 8)
+        start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
+        rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start + added(t, width, late)))
+    return rate_at
+
+
+def batch_rows(draw, rates) -> tuple:
+    """A batch's horizon and rows: the input's rates by position (drawn from ``rates``), each row's draft limit and own
+    counts (reached, accepted by position; None: none yet)."""
     horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
-    q = draw(st.lists(st.sampled_from([0.5, 0.8, 0.9, 0.97, 0.995]), min_size=horizon, max_size=horizon))
+    q = draw(st.lists(st.sampled_from(rates), min_size=horizon, max_size=horizon))
     limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
     counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
                                         max_size=horizon)) for _ in range(rows)]
+    return horizon, rows, q, limits, counts
+
+
+@st.composite
+def fused_case(draw):
+    horizon, rows, q, limits, counts = batch_rows(draw, [0.5, 0.8, 0.9, 0.97, 0.995])
     # a CPU pass that climbs in steps: flat stretches, then a token that costs a greedy row or more
     fed = [rows + n for n in (0, 1, 2, 4, 8, 16, 32, 72)]
     pass_s = [1e-3]
@@ -506,46 +577,11 @@ def test_a_fused_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_
     horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens = c
     B = len(limits)
     cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 1e-5], step_s=pass_s[0])
-    policy = CostAwarePolicy(horizon)
-    policy.use_cost(cost)
-    seen_greedy(policy, B, cost.step_s)
-    judged(policy, B)
-    policy._rows_fused = policy._real_tokens_only = True
-    policy.q[1: horizon + 1] = q
-    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
-    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
-    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
-    states = []
-    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
-        state = State(lim, src_len=src_len)
-        state.extra["drafter_started"] = on
-        if row is not None:
-            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
-        states.append(state)
-    ranked = []
-    for r, (state, lim) in enumerate(zip(states, limits)):
-        p, sent = 1.0, state.extra.get("policy_counts")
-        for m in range(1, lim + 1):
-            seen = sent[0][m] if sent is not None else 0
-            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
-            if p < 0.01:
-                break
-            ranked.append((-p, r, m))
-    ranked.sort()
-    step = policy.greedy_pass_s(B, cost)
-    rate_at, expected, asked, fresh, new_tokens, new_left = [policy._bar(B, step)], float(B), set(), 0, 0.0, 0
-    for t, (p, r, m) in enumerate(ranked, 1):
-        expected -= p
-        if r not in asked:
-            asked.add(r)
-            fresh += not started[r]
-            if not started[r]:  # a fresh row's start, charged by its expected tokens' share of the tokens it has left
-                new_tokens, new_left = new_tokens + 1, new_left + max(src_lens[r], 1)
-        if not started[r]:
-            new_tokens -= p
-        start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
-        added = cost.extra(B + t, B + t, base=B)
-        rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start + added))
+    policy = batch_policy(cost, horizon, q, drafter_s, fused=True)
+    states = rows_of(counts, started, limits, src_lens)
+    ranked = ranked_positions(policy, states, limits, q)
+    rate_at = scanned_rates(policy, cost, ranked, started, src_lens,
+                            lambda t, width, late: cost.extra(B + t, B + t, base=B))
     best = max(rate_at)
     best_t = rate_at.index(best) if best > rate_at[0] else 0
     got = policy.choose_batch(states, None)
@@ -560,11 +596,7 @@ def test_a_fused_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_
 
 @st.composite
 def padded_case(draw):
-    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
-    q = draw(st.lists(st.sampled_from([0.3, 0.6, 0.9, 0.99, 1.0]), min_size=horizon, max_size=horizon))
-    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
-    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
-                                        max_size=horizon)) for _ in range(rows)]
+    horizon, rows, q, limits, counts = batch_rows(draw, [0.3, 0.6, 0.9, 0.99, 1.0])
     # a pass curve with flat and steep steps (a GPU's, measured with noise) up to a few tokens per row
     fed = [rows * n for n in (1, 2, 3, 5, 9)]
     pass_s = [1e-3]
@@ -587,48 +619,13 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     B = len(limits)
     cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 3e-5], step_s=1.2e-3,
                     pad_s=pad_s)
-    policy = CostAwarePolicy(horizon)
-    policy.use_cost(cost)
-    seen_greedy(policy, B, cost.step_s)
-    judged(policy, B)
-    policy._rows_fused = False
-    policy.q[1: horizon + 1] = q
-    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
-    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
-    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
-    states = []
-    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
-        state = State(lim, src_len=src_len)
-        state.extra["drafter_started"] = on
-        if row is not None:
-            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
-        states.append(state)
-    ranked = []
-    for r, (state, lim) in enumerate(zip(states, limits)):
-        p, sent = 1.0, state.extra.get("policy_counts")
-        for m in range(1, lim + 1):
-            seen = sent[0][m] if sent is not None else 0
-            p *= (sent[1][m] + policy.weight * q[m - 1]) / (seen + policy.weight) if seen else q[m - 1]
-            if p < 0.01:
-                break
-            ranked.append((-p, r, m))
-    ranked.sort()
-    step = policy.greedy_pass_s(B, cost)
-    best_t, best, expected, asked, fresh, width, late = 0, policy.margin * B / step, float(B), set(), 0, 1, 0
-    new_tokens, new_left = 0.0, 0
-    for t, (p, r, m) in enumerate(ranked, 1):
-        expected -= p
-        if r not in asked:
-            asked.add(r)
-            fresh += not started[r]
-            if not started[r]:  # a fresh row's start, charged by its expected tokens' share of the tokens it has left
-                new_tokens, new_left = new_tokens + 1, new_left + max(src_lens[r], 1)
-        if not started[r]:
-            new_tokens -= p
-        width, late = max(width, m + 1), late + (m >= 8)
-        added = cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)
-        start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
-        rate = expected / (step + policy.drafter_cost(len(asked)) + start + added)
+    policy = batch_policy(cost, horizon, q, drafter_s, fused=False)
+    states = rows_of(counts, started, limits, src_lens)
+    ranked = ranked_positions(policy, states, limits, q)
+    rate_at = scanned_rates(policy, cost, ranked, started, src_lens, lambda t, width, late: (
+        cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)))
+    best_t, best = 0, rate_at[0]
+    for t, rate in enumerate(rate_at[1:], 1):
         if rate > best * (1 + 1e-12):
             best_t, best = t, rate
     want = [0] * B
