@@ -27,7 +27,8 @@ COLUMNS = ["run", "method", "backend", "batch_size", "exact", "n_sentences", "gr
 
 def fixed_twin(m: Method, methods: List[Method]) -> Optional[Method]:
     """The method of ``methods`` that is ``m`` with the papers' fixed k (None: not in the run)."""
-    return next((t for t in methods if t.policy == "fixed" and t.policy_twin("fixed") == m.policy_twin("fixed")), None)
+    key = m.policy_twin("fixed")
+    return next((t for t in methods if t.policy == "fixed" and t.policy_twin("fixed") == key), None)
 
 
 def _float(row: Optional[pd.Series], column: str) -> Optional[float]:

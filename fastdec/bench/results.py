@@ -35,8 +35,8 @@ from fastdec.text import postprocess, read_lines, write_lines
 
 from .methods import Method, parse_method
 
-__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "backend_identical_pct", "lossless_pct",
-           "SUMMARY_COLUMNS"]
+__all__ = ["Record", "Run", "summarize", "write_run", "read_run", "speed_baseline", "backend_identical_pct",
+           "lossless_pct", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = [
     "label", "method", "beam", "batch_size", "k", "beta", "tau", "topk", "eps", "min_block", "max_draft_len",

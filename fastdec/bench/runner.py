@@ -240,11 +240,12 @@ def _replayed(methods: Sequence[Method]) -> Dict[str, str]:
     out = {}
     for m in methods:
         if m.kind == "engine" and m.policy == "replay" and m.drafter is not None:
-            if m.policy_twin("cost") not in cost:
-                twin = dataclasses.replace(m, policy="cost", custom_label=None)
+            key = m.policy_twin("cost")
+            if key not in cost:
+                twin = key[0]
                 raise ValueError(f"{m.label} replays the choices of the run's {twin.label} row: add the method "
                                  f"{twin.spec!r}")
-            out[m.label] = cost[m.policy_twin("cost")]
+            out[m.label] = cost[key]
     return out
 
 

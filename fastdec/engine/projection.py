@@ -180,4 +180,4 @@ def feeds_real_tokens_only(verifier) -> bool:
 def projects_real_positions(verifier) -> bool:
     """Whether the batched exact rule projects only each row's real positions on ``verifier`` (the fast backend's
     fused rows, or any verifier on a CPU), so a pass's projection costs its drafted tokens, not the padded width."""
-    return getattr(verifier, "masked_top1_rows", None) is not None or verifier.device.type == "cpu"
+    return feeds_real_tokens_only(verifier) or verifier.device.type == "cpu"
