@@ -32,20 +32,14 @@ a custom output layer, no C compiler -- raises :class:`FastBackendUnavailable` n
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .native_build import NativeUnavailable, compiled
 from .verifier import Verifier, VerifierOutput, _ln, fused_qkv, position_table
 
 logger = logging.getLogger(__name__)
@@ -53,7 +47,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["FastVerifier", "FastBackendUnavailable", "BACKENDS", "native_library"]
 
 BACKENDS = ("torch", "fast", "fast-int8")
-_SOURCE = Path(__file__).with_name("native") / "decoder.c"
 # no -ffast-math: the C order of operations is what makes the kernels row-invariant (see decoder.c)
 _CFLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fPIC", "-shared", "-std=c99"]
 _REAL = {torch.float32: "float", torch.float64: "double"}
@@ -64,69 +57,17 @@ class FastBackendUnavailable(RuntimeError):
     """The fast backend cannot run this model or on this machine (the message says why and what to do)."""
 
 
-def _cache_dirs() -> List[Path]:
-    """Where the compiled pass is kept: ``$FASTDEC_NATIVE_CACHE`` when set (only there), else the user's cache folder,
-    else a per-user folder in the temporary directory (a read-only home)."""
-    if os.environ.get("FASTDEC_NATIVE_CACHE"):
-        return [Path(os.environ["FASTDEC_NATIVE_CACHE"])]
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return [Path(home) / "fastdec" / "native", Path(tempfile.gettempdir()) / f"fastdec-native-{uid}"]
-
-
-def _build_target(name: str):
-    """``(path, None)`` of an existing build, or ``(path, temporary file to compile into)`` in the first writable
-    cache folder."""
-    dirs = _cache_dirs()
-    for d in dirs:
-        if (d / name).is_file():
-            return d / name, None
-    errors = []
-    for d in dirs:
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=d, suffix=".so", delete=False) as tmp:
-                return d / name, tmp.name
-        except OSError as exc:
-            errors.append(f"{d} ({exc})")
-    raise FastBackendUnavailable(f"cannot write the compiled backend to {'; '.join(errors)}; set "
-                                 "FASTDEC_NATIVE_CACHE to a writable folder")
-
-
-def _cpu_flags() -> str:
-    """The CPU's feature flags: the key of a -march=native build (a shared home on a cluster mixes CPUs)."""
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith(("flags", "Features")):
-                return line
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     """The compiled C pass for ``dtype`` (float32 / float64), built once per source, flags and CPU."""
     if dtype in _LIBS:
         return _LIBS[dtype]
     if dtype not in _REAL:
         raise FastBackendUnavailable(f"the fast backend computes in float32 or float64, not {dtype}")
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        raise FastBackendUnavailable("no C compiler found (set CC, or install gcc: apt-get install gcc)")
     flags = _CFLAGS + [f"-DREAL={_REAL[dtype]}", f"-DREAL_IS_DOUBLE={int(dtype == torch.float64)}"]
-    key = hashlib.sha256("\0".join([_SOURCE.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
-    path, tmp = _build_target(f"decoder_{_REAL[dtype]}_{key}.so")
-    if tmp is not None:
-        cmd = [compiler, *flags, str(_SOURCE), "-o", tmp, "-lm"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as exc:
-            os.unlink(tmp)
-            raise FastBackendUnavailable(f"cannot run the C compiler {compiler!r} ({exc}); set CC or install gcc") from None
-        if proc.returncode != 0:
-            os.unlink(tmp)
-            raise FastBackendUnavailable(f"compiling the fast backend failed ({' '.join(cmd)}):\n{proc.stderr[-2000:]}")
-        os.replace(tmp, path)  # atomic: parallel jobs may build it at the same time
+    try:
+        path = compiled("decoder.c", f"decoder_{_REAL[dtype]}", flags, "the fast backend")
+    except NativeUnavailable as exc:
+        raise FastBackendUnavailable(str(exc)) from None
     lib = ctypes.CDLL(str(path))
     p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
     lib.fd_new.restype = p

@@ -2,6 +2,7 @@
 verify -> accept on it returns exactly its own greedy output), lossless with every exact drafter, clear fallbacks."""
 import logging
 import math
+import tempfile
 
 import pytest
 import torch
@@ -179,7 +180,7 @@ def test_unsupported_models_and_machines_fall_back_with_the_reason(tmp_path, mon
     # without the variable: a read-only cache home falls back to the temporary directory
     monkeypatch.delenv("FASTDEC_NATIVE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    monkeypatch.setattr(fv.tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     assert fv.native_library(torch.float32) is not None
     assert list((tmp_path / "tmp").glob("fastdec-native-*/decoder_float_*.so"))

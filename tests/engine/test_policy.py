@@ -19,7 +19,7 @@ from fastdec.engine.load import make_verifier
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, check_policy, cost_aware, measure_pass_cost, measured_costs
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
-from helpers.policy import seen_greedy, State, policy_with
+from helpers.policy import ranking_spy, seen_greedy, State, policy_with
 
 SETTINGS = property_settings(1 / 2)
 
@@ -338,7 +338,7 @@ def test_greedy_passes_of_few_rows_do_not_make_a_full_batch_look_dear():
     assert policy.greedy_pass_s(32, cost) == pytest.approx(3e-3)
 
 
-def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing():
+def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing(monkeypatch):
     """A batch whose every extra token costs more than a greedy row does (a CPU's compute-bound batch): no position can
     pay for its place, so the choice drafts nothing and does not even rank the rows' positions -- however well
     accepted."""
@@ -348,8 +348,7 @@ def test_where_a_draft_token_costs_a_greedy_row_a_batch_ranks_nothing():
     policy.acc[1:11] = [990.0] * 10
     policy._refresh()
     rows = [State() for _ in range(8)]
-    ranked = []
-    policy._ranked = lambda *a: ranked.append(a) or iter([(0.99, r, 1) for r in range(8)])
+    ranked = ranking_spy(policy, monkeypatch)
     assert policy.choose_batch(rows, None) == [0] * 8 and not ranked
     cheap = policy_with({8: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=10)
     cheap._rows_fused = True

@@ -2,7 +2,8 @@
 drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
 are not ranked, and an empty proposal where a draft was asked counts as a rejected first position."""
-from helpers.policy import State, accepted_at, judged, not_judged, policy_with, seen_greedy, started_batch
+from helpers.policy import (State, accepted_at, judged, not_judged, policy_with, ranking_spy, seen_greedy,
+                            started_batch)
 
 from conftest import copy_model
 from fastdec.engine import accept_top1
@@ -57,16 +58,14 @@ def test_drafted_passes_are_judged_together_not_each_by_its_luck():
     assert 0.5 < policy._realized[4] < 0.6 and policy._bar(8, 2e-3) > 1.6 * bar
 
 
-def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
+def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch(monkeypatch):
     """A "no draft" made from the input's rates alone is not made again by a next batch of new rows, though the input's
     counts moved (the same close call, at 0.1-0.25 ms a choice on the fast backend); one made from the rows' own
     counts is."""
     policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
     policy._rows_fused = True
     accepted_at(policy, 990)
-    ranked = []
-    real_ranked = policy._ranked
-    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
+    ranked = ranking_spy(policy, monkeypatch)
     policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
     policy.observe_greedy_pass(2e-3, 8)  # (the run has seen a greedy pass of 8 rows: later batches draft at once)
     assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
@@ -84,15 +83,13 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch():
     assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8, 8]
 
 
-def test_positions_that_cannot_clear_the_bar_are_not_ranked():
+def test_positions_that_cannot_clear_the_bar_are_not_ranked(monkeypatch):
     """A batch whose drafts realised a third of their promise needs three times greedy's rate: where the cheapest
     drafted token costs half a greedy row, no position (value at most 1) can reach it and none is ranked."""
     policy, rows = started_batch(per_token=2.5e-5)
     policy.use_cost(policy._costs[8].__class__(**{**policy._costs[8].__dict__,
                                                   "pass_s": [2e-3 + 1.25e-4 * (f - 8) for f in policy._costs[8].fed]}))
-    ranked = []
-    real_ranked = policy._ranked
-    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
+    ranked = ranking_spy(policy, monkeypatch)
     assert sum(policy.choose_batch(rows, None)) > 0 and ranked == [8]  # half a greedy row for 0.95 of a token: pays
     judged(policy, 8, 1 / 3)
     assert policy.choose_batch(rows, None) == [0] * 8 and ranked == [8]
@@ -129,7 +126,8 @@ def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
     short = State()
     policy.observe(short, drafted=3, accepted=3, asked=8)
     policy._refresh()
-    assert short.extra["policy_counts"][0][1:6] == [1, 1, 1, 0, 0] and short.extra["policy_counts"][1][1:4] == [1, 1, 1]
+    assert list(short.extra["policy_counts"][0][1:6]) == [1, 1, 1, 0, 0]
+    assert list(short.extra["policy_counts"][1][1:4]) == [1, 1, 1]
 
 
 def test_a_fused_batch_s_choice_pays_for_the_positions_it_reads():

@@ -7,7 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import accepted_at, judged, seen_greedy, started_batch, State, policy_with
+from helpers.policy import (accepted_at, batch_policy, batch_rows, fused_case, judged, policy_with, rows_of,
+                            ranking_spy, started_batch, State)
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
@@ -186,16 +187,14 @@ def test_a_batch_s_positions_come_best_first_as_a_full_sort_of_every_row_s_value
     assert [(-p, r, m) for p, r, m in policy._ranked(states, limits, floor)] == sorted(everything)
 
 
-def test_a_batch_s_no_draft_holds_while_rows_finish():
+def test_a_batch_s_no_draft_holds_while_rows_finish(monkeypatch):
     """A "no draft" choice is kept (nothing ranked again) while at least half its rows are left and nothing it depends
     on changed; a batch down to fewer rows than that chooses again."""
     policy = policy_with({8: (1e-4, 3e-4, 0.0, 2e-3)}, horizon=10, probe_share=1e-9)
     policy._rows_fused = True
     policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [990.0] * 10
     policy._refresh()
-    ranked = []
-    real_ranked = policy._ranked
-    policy._ranked = lambda states, *a: ranked.append(len(states)) or real_ranked(states, *a)
+    ranked = ranking_spy(policy, monkeypatch)
     policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
     assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     for rows in (8, 7, 5):
@@ -475,36 +474,6 @@ def test_a_new_batch_makes_the_last_batch_s_held_no_draft_again():
     assert not policy._batch_skips
 
 
-def batch_policy(cost: PassCost, horizon: int, q, drafter_s: float, fused: bool) -> CostAwarePolicy:
-    """A policy that decides a batch of ``cost.batch`` rows with ``cost`` (its greedy pass seen, its drafts judged),
-    the input's rates ``q`` by position, and a drafter whose call and start cost in proportion to the rows asked;
-    ``fused``: a CPU's pass of real tokens (the C backend's), else a padded one."""
-    B = cost.batch
-    policy = CostAwarePolicy(horizon)
-    policy.use_cost(cost)
-    seen_greedy(policy, B, cost.step_s)
-    judged(policy, B)
-    policy._rows_fused = policy._real_tokens_only = fused
-    policy.q[1: horizon + 1] = q
-    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
-    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
-    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
-    return policy
-
-
-def rows_of(counts, started, limits, src_lens) -> list:
-    """A batch's rows: each its own counts (reached, accepted by position; None: none yet), drafter started or not,
-    draft limit and source length."""
-    states = []
-    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
-        state = State(lim, src_len=src_len)
-        state.extra["drafter_started"] = on
-        if row is not None:
-            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
-        states.append(state)
-    return states
-
-
 def ranked_positions(policy: CostAwarePolicy, states, limits, q) -> list:
     """Every row's positions worth 1 % or more as ``(-value, row, position)``, sorted: best first."""
     ranked = []
@@ -541,30 +510,6 @@ def scanned_rates(policy: CostAwarePolicy, cost: PassCost, ranked, started, src_
         start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
         rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start + added(t, width, late)))
     return rate_at
-
-
-def batch_rows(draw, rates) -> tuple:
-    """A batch's horizon and rows: the input's rates by position (drawn from ``rates``), each row's draft limit and own
-    counts (reached, accepted by position; None: none yet)."""
-    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
-    q = draw(st.lists(st.sampled_from(rates), min_size=horizon, max_size=horizon))
-    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
-    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
-                                        max_size=horizon)) for _ in range(rows)]
-    return horizon, rows, q, limits, counts
-
-
-@st.composite
-def fused_case(draw):
-    horizon, rows, q, limits, counts = batch_rows(draw, [0.5, 0.8, 0.9, 0.97, 0.995])
-    # a CPU pass that climbs in steps: flat stretches, then a token that costs a greedy row or more
-    fed = [rows + n for n in (0, 1, 2, 4, 8, 16, 32, 72)]
-    pass_s = [1e-3]
-    for _ in fed[1:]:
-        pass_s.append(pass_s[-1] + draw(st.sampled_from([1e-6, 2e-5, 1e-4, 8e-4])))
-    return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 2e-5, 3e-4])),
-            draw(st.lists(st.booleans(), min_size=rows, max_size=rows)),
-            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)))
 
 
 @SETTINGS

@@ -1,5 +1,7 @@
 """Policies with synthetic pass costs, and the sentence state a policy reads (the cost-aware policy's tests)."""
-from fastdec.engine.policy import CostAwarePolicy, PassCost
+from hypothesis import strategies as st
+
+from fastdec.engine.policy import CostAwarePolicy, PassCost, native_choice
 
 
 def synthetic_cost(batch: int, fixed: float, per_token: float, per_row: float, step: float) -> PassCost:
@@ -69,3 +71,79 @@ def started_batch(per_token: float):
     for st_ in rows:
         st_.extra["drafter_started"] = True
     return policy, rows
+
+
+def batch_policy(cost: PassCost, horizon: int, q, drafter_s: float, fused: bool) -> CostAwarePolicy:
+    """A policy that decides a batch of ``cost.batch`` rows with ``cost`` (its greedy pass seen, its drafts judged),
+    the input's rates ``q`` by position, and a drafter whose call and start cost in proportion to the rows asked;
+    ``fused``: a CPU's pass of real tokens (the C backend's), else a padded one."""
+    B = cost.batch
+    policy = CostAwarePolicy(horizon)
+    policy.use_cost(cost)
+    seen_greedy(policy, B, cost.step_s)
+    judged(policy, B)
+    policy._rows_fused = policy._real_tokens_only = fused
+    policy.q[1: horizon + 1] = q
+    policy.reach[1] = 100.0  # (counts seen: the choice is made, not a first probe)
+    policy._drafter_s = {r: drafter_s * r for r in range(1, B + 1)}
+    policy._start_s = {r: drafter_s / 2 * r for r in range(1, B + 1)}
+    return policy
+
+
+def rows_of(counts, started, limits, src_lens) -> list:
+    """A batch's rows: each its own counts (reached, accepted by position; None: none yet), drafter started or not,
+    draft limit and source length."""
+    states = []
+    for row, on, lim, src_len in zip(counts, started, limits, src_lens):
+        state = State(lim, src_len=src_len)
+        state.extra["drafter_started"] = on
+        if row is not None:
+            state.extra["policy_counts"] = ([0] + [n for n, _ in row] + [0], [0] + [min(a, n) for n, a in row] + [0])
+        states.append(state)
+    return states
+
+
+def batch_rows(draw, rates) -> tuple:
+    """A batch's horizon and rows: the input's rates by position (drawn from ``rates``), each row's draft limit and own
+    counts (reached, accepted by position; None: none yet)."""
+    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
+    q = draw(st.lists(st.sampled_from(rates), min_size=horizon, max_size=horizon))
+    limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
+    counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
+                                        max_size=horizon)) for _ in range(rows)]
+    return horizon, rows, q, limits, counts
+
+
+@st.composite
+def fused_case(draw):
+    horizon, rows, q, limits, counts = batch_rows(draw, [0.5, 0.8, 0.9, 0.97, 0.995])
+    # a CPU pass that climbs in steps: flat stretches, then a token that costs a greedy row or more
+    fed = [rows + n for n in (0, 1, 2, 4, 8, 16, 32, 72)]
+    pass_s = [1e-3]
+    for _ in fed[1:]:
+        pass_s.append(pass_s[-1] + draw(st.sampled_from([1e-6, 2e-5, 1e-4, 8e-4])))
+    return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 2e-5, 3e-4])),
+            draw(st.lists(st.booleans(), min_size=rows, max_size=rows)),
+            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)))
+
+
+def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
+    """The rows of every batched choice that read at least one ranked position from now on, whether the Python loop
+    (:meth:`_ranked`) or the C choice (:func:`native_choice.choose_fused`) made it."""
+    ranked = []
+    python_ranked, c_choice = policy._ranked, native_choice.choose_fused
+
+    def in_python(states, *a):
+        for i, position in enumerate(python_ranked(states, *a)):
+            if i == 0:
+                ranked.append(len(states))
+            yield position
+
+    def in_c(lib, policy_, states, *a):
+        chosen = c_choice(lib, policy_, states, *a)
+        if chosen[4]:
+            ranked.append(len(states))
+        return chosen
+    monkeypatch.setattr(policy, "_ranked", in_python)
+    monkeypatch.setattr(native_choice, "choose_fused", in_c)
+    return ranked

@@ -7,6 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import native_choice
 from .batch_one import _STANDING
 from .measured_costs import _nearest
 from .pass_cost import _CHUNK, PassCost
@@ -298,7 +299,6 @@ class BatchedChoice:
             # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
             # backend)
             return self._probe_rows(limits, 1)
-        probe_n = self._probe_rows(limits)
         if self._batch_greedy_near(B) is None and self._run_greedy_near(B) is None:
             # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
             # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
@@ -309,14 +309,14 @@ class BatchedChoice:
         fixed, factor = self.batch_line(B)
         factor *= self._scale(B, cost)
         step = self.greedy_pass_s(B, cost)
-        probed = sum(1 for n in probe_n if n)
-        probe_fed = B + sum(probe_n)
 
         def no_draft() -> List[int]:
+            probe_n = self._probe_rows(limits)  # (made only here: most choices draft)
+            probed = sum(1 for n in probe_n if n)
             if not probed:
                 return [0] * B
-            probe_cost = self._probe_cost(fixed + factor * cost.extra(probe_fed, self._projected(probe_n), base=B),
-                                          probed)
+            probe_cost = self._probe_cost(fixed + factor * cost.extra(B + sum(probe_n), self._projected(probe_n),
+                                                                      base=B), probed)
             if self._probe_due(step, probe_cost):
                 return probe_n
             own = _counted(states)
@@ -343,6 +343,32 @@ class BatchedChoice:
         # ranked)
         # (with the bar: a draft clears it only where one of its positions does, value over least cost)
         floor = factor * self._min_marginal(cost, B) * self._bar(B, step) if fused else 0.0
+        lib = native_choice.choice_library() if fused else None
+        if lib is not None:  # (the same choice, bit for bit: below, a position read cost 2.7 us)
+            par = (self.weight, floor, step, fixed, factor, self._read_s, cost.pad_s, self._bet_cap(step),
+                   self._bar(B, step))
+            best_t, n, best, best_expected, read = native_choice.choose_fused(lib, self, states, limits, cost, B, par,
+                                                                              self._first_bet(B))
+            took_all = False
+        else:
+            best_t, n, best, best_expected, read, took_all = self._choose_ranked(states, limits, cost, B, fixed, factor,
+                                                                                 step, floor)
+        if fused and read >= _READ_AT_LEAST:
+            self._observe_read((time.perf_counter() - t0) / read)
+        if best_t == 0:
+            return no_draft()  # (which holds the choice while nothing it depends on changes)
+        self._skipped_s = 0.0
+        if took_all:
+            self._stand(states, n, B)
+        self._promised = (B, best, time.perf_counter() - t0, best_expected)
+        return n
+
+    def _choose_ranked(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
+                       step: float, floor: float) -> Tuple[int, List[int], float, float, int, bool]:
+        """:meth:`choose_batch`'s choice, positions read best value first (:meth:`_ranked`) while one more can pay:
+        ``(positions taken, draft lengths, the tokens per second they promise, the tokens they expect, positions read,
+        whether the choice took every position worth 1 % or more on a padded pass)``."""
+        fused = self._rows_fused
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice. A start
         # is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that the
         # fresh rows' expected tokens make of the tokens they have left (charged whole, the starts of a batch of long
@@ -410,15 +436,7 @@ class BatchedChoice:
                 break
         else:  # every position worth 1 % or more was read: taken, on a padded pass, the choice stands
             took_all = not fused and best_t == len(taken)
-        if fused and len(taken) >= _READ_AT_LEAST:
-            self._observe_read((time.perf_counter() - t0) / len(taken))
-        if best_t == 0:
-            return no_draft()  # (which holds the choice while nothing it depends on changes)
-        self._skipped_s = 0.0
         n = [0] * B
         for r in taken[:best_t]:
             n[r] += 1
-        if took_all:
-            self._stand(states, n, B)
-        self._promised = (B, best, time.perf_counter() - t0, best_expected)
-        return n
+        return best_t, n, best, best_expected, len(taken), took_all

@@ -3,6 +3,7 @@ smoothed rates a choice reads, and a batch's positions ranked by their value."""
 from __future__ import annotations
 
 import heapq
+from array import array
 from typing import Optional, Sequence, Tuple
 
 
@@ -36,7 +37,9 @@ class AcceptanceCounts:
         sent = state.extra.get("policy_counts")
         first = sent is None
         if first:
-            sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))
+            # (arrays of C ints: the batched choice in C reads them where they are)
+            sent = state.extra["policy_counts"] = (array("i", [0]) * (self.horizon + 2),
+                                                   array("i", [0]) * (self.horizon + 2))
         s_reach, s_acc = sent
         for m in range(1, got + 1):
             s_reach[m] += 1
