@@ -57,7 +57,8 @@ models, batch 1 and batched, every backend).
 The package: :mod:`.pass_cost` (:class:`PassCost`, :func:`measure_pass_cost`), :mod:`.cost_cache` (the measured costs
 kept between runs), :mod:`.measured_costs` (the calibration and what decoding measures of passes and the drafter),
 :mod:`.counts` (acceptance by position), :mod:`.probes`, :mod:`.batch_one` (the batch-1 choice), :mod:`.batched_choice`
-and :mod:`.cost_aware` (:class:`CostAwarePolicy`, one object made of those parts).
+(with :mod:`.native_choice`, its choice on a CPU's fused pass in C) and :mod:`.cost_aware` (:class:`CostAwarePolicy`,
+one object made of those parts).
 """
 from __future__ import annotations
 

@@ -53,6 +53,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self.reach_first = [0.0] * (H + 2)
         self.acc_first = [0.0] * (H + 2)
         self.q_first = self.q
+        self._rates_c = None  # q and q_first as C doubles (native_choice), made once per refresh
         self._deepest = 0  # the deepest position counted so far
         # observations since the last refresh, by where they end: reached up to position m (``_ends[m]``), accepted up
         # to m (``_gots[m]``), and the same for first drafts; :meth:`_refresh` adds them to the counts by position, so

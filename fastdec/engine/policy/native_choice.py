@@ -1,4 +1,5 @@
-"""The batched choice on a fused pass in C (``native/choice.c``): the Python loop of
+"""The policy's work over many draft positions in C (``native/choice.c``): a sentence's counts by position, and the
+batched choice on a fused pass. The Python loop of
 :meth:`~fastdec.engine.policy.batched_choice.BatchedChoice.choose_batch` read a position in about 2.7 us, 5-8 % of a
 batched decode at B = 2-8 on the fast backend. The C choice reads the same positions by the same arithmetic and returns
 the same draft lengths bit for bit (tested on random batches); without a C compiler the Python loop makes it."""
@@ -31,6 +32,8 @@ def choice_library() -> Optional[ctypes.CDLL]:
         p, i = ctypes.c_void_p, ctypes.c_int
         lib.fd_choose_fused.restype = i
         lib.fd_choose_fused.argtypes = [i, p, p, p, p, p, p, p, p, p, i, p, p, i, p, p, i, p, i, p, p, p]
+        lib.fd_count_sentence.restype = None
+        lib.fd_count_sentence.argtypes = [p, p, i, i]
     _LOADED["lib"] = lib
     return lib
 
@@ -69,12 +72,16 @@ def choose_fused(lib, policy, states, limits: Sequence[int], cost, B: int, par: 
     rows.extend([0] * (B + 1))  # (the draft lengths and the positions read, written by the choice)
     at = rows.buffer_info()[0]
     size = rows.itemsize
-    q, q_first = array("d", policy.q), array("d", policy.q_first)
+    rates = policy._rates_c
+    if rates is None:  # (dropped at each refresh, which is what changes the rates)
+        rates = policy._rates_c = (array("d", policy.q), array("d", policy.q_first))
+    q, q_first = rates
     d_table, s_table = policy._drafter_s, policy._start_s
     d_keys, s_keys = array("i", d_table), array("i", s_table)
     d_vals, s_vals = array("d", d_table.values()), array("d", s_table.values())
     reals = array("d", par)
     reals.extend((0.0, 0.0))  # (the promise and the tokens expected, written by the choice)
+    r_at = reals.buffer_info()[0]
     upto = 16
     while True:
         n_extra, extra, least = _tables(policy, cost, B, upto)
@@ -82,8 +89,7 @@ def choose_fused(lib, policy, states, limits: Sequence[int], cost, B: int, par: 
                                     at + 2 * size * B, q.buffer_info()[0], q_first.buffer_info()[0], extra, least,
                                     n_extra, d_keys.buffer_info()[0], d_vals.buffer_info()[0], len(d_keys),
                                     s_keys.buffer_info()[0], s_vals.buffer_info()[0], len(s_keys),
-                                    reals.buffer_info()[0], most, at + 3 * size * B, reals.buffer_info()[0] + 9 * reals.itemsize,
-                                    at + 4 * size * B)
+                                    r_at, most, at + 3 * size * B, r_at + 9 * reals.itemsize, at + 4 * size * B)
         if taken != -1:
             break
         upto = rows[-1]  # the tables were too short: extended as far as the choice read, and asked again
