@@ -126,8 +126,7 @@ def test_a_drafter_that_proposes_nothing_is_not_asked_every_step():
     short = State()
     policy.observe(short, drafted=3, accepted=3, asked=8)
     policy._refresh()
-    assert list(short.extra["policy_counts"][0][1:6]) == [1, 1, 1, 0, 0]
-    assert list(short.extra["policy_counts"][1][1:4]) == [1, 1, 1]
+    assert short.extra["policy_counts"][0][1:6] == [1, 1, 1, 0, 0] and short.extra["policy_counts"][1][1:4] == [1, 1, 1]
 
 
 def test_a_fused_batch_s_choice_pays_for_the_positions_it_reads():

@@ -156,7 +156,7 @@ def test_a_sentence_s_last_iteration_is_counted_for_the_input_only():
     done, going = State(12), State(12)
     policy.observe_iteration(done, 5, 3, 3e-4, 1e-5, asked=5, last=True)
     policy.observe_iteration(going, 5, 3, 3e-4, 1e-5, asked=5)
-    assert "policy_counts" not in done.extra and list(going.extra["policy_counts"][0][1:5]) == [1, 1, 1, 1]
+    assert "policy_counts" not in done.extra and going.extra["policy_counts"][0][1:5] == [1, 1, 1, 1]
     policy._flush_iterations()
     assert policy._ends_first[4] == policy._gots_first[3] == 2  # both first drafts (reached 4, accepted 3)
 

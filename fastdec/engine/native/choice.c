@@ -1,8 +1,6 @@
-/* The cost-aware policy's per-iteration work that reads or writes many draft positions, in C: a sentence's counts by
-   position (fd_count_sentence), and the batched choice on a fused pass (a CPU's pass over the rows' real positions,
-   fd_choose_fused).
+/* The cost-aware policy's batched choice on a fused pass (a CPU's pass over the rows' real positions), in C.
 
-   The choice is the Python loop of BatchedChoice.choose_batch, reading the same positions in the same order and
+   The same choice as the Python loop of BatchedChoice.choose_batch, reading the same positions in the same order and
    computing every number by the same operations in the same order (compiled without -ffast-math and with
    -ffp-contract=off): the two return the same draft lengths bit for bit, which the tests check on random batches. In
    Python each position read cost about 2.7 us (a heap of rows' next positions, a generator, a closure), 5-8 % of a
@@ -33,16 +31,6 @@ static void sift_down(Position *heap, int n, int i) {
         i = c;
     }
     heap[i] = x;
-}
-
-/* An iteration that reached position `top` and accepted `got` (<= top) of its draft, added to its sentence's counts:
-   positions 1 .. top reached, 1 .. got accepted. */
-void fd_count_sentence(int *reach, int *acc, int top, int got) {
-    for (int m = 1; m <= got; m++) {
-        reach[m]++;
-        acc[m]++;
-    }
-    for (int m = got + 1; m <= top; m++) reach[m]++;
 }
 
 /* q_m for a row's sentence, leaning on its own counts (reach NULL: none yet, the rates of a sentence's first draft) */

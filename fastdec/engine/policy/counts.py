@@ -3,10 +3,7 @@ smoothed rates a choice reads, and a batch's positions ranked by their value."""
 from __future__ import annotations
 
 import heapq
-from array import array
 from typing import Optional, Sequence, Tuple
-
-from . import native_choice
 
 
 class AcceptanceCounts:
@@ -39,15 +36,8 @@ class AcceptanceCounts:
         sent = state.extra.get("policy_counts")
         first = sent is None
         if first:
-            # (arrays of C ints: the batched choice in C reads them where they are)
-            sent = state.extra["policy_counts"] = (array("i", [0]) * (self.horizon + 2),
-                                                   array("i", [0]) * (self.horizon + 2))
+            sent = state.extra["policy_counts"] = ([0] * (self.horizon + 2), [0] * (self.horizon + 2))
         s_reach, s_acc = sent
-        lib = native_choice.choice_library()
-        if lib is not None and isinstance(s_reach, array) and isinstance(s_acc, array):  # (the C ints made above)
-            # (the loop below cost 5-8 us an iteration of a batch-1 decode on the fast backend, a long draft accepted)
-            lib.fd_count_sentence(s_reach.buffer_info()[0], s_acc.buffer_info()[0], top, got)
-            return first
         for m in range(1, got + 1):
             s_reach[m] += 1
             s_acc[m] += 1

@@ -1,5 +1,4 @@
-"""The policy's work over many draft positions in C (``native/choice.c``): a sentence's counts by position, and the
-batched choice on a fused pass. The Python loop of
+"""The batched choice on a fused pass in C (``native/choice.c``): the Python loop of
 :meth:`~fastdec.engine.policy.batched_choice.BatchedChoice.choose_batch` read a position in about 2.7 us, 5-8 % of a
 batched decode at B = 2-8 on the fast backend. The C choice reads the same positions by the same arithmetic and returns
 the same draft lengths bit for bit (tested on random batches); without a C compiler the Python loop makes it."""
@@ -32,13 +31,12 @@ def choice_library() -> Optional[ctypes.CDLL]:
         p, i = ctypes.c_void_p, ctypes.c_int
         lib.fd_choose_fused.restype = i
         lib.fd_choose_fused.argtypes = [i, p, p, p, p, p, p, p, p, p, i, p, p, i, p, p, i, p, i, p, p, p]
-        lib.fd_count_sentence.restype = None
-        lib.fd_count_sentence.argtypes = [p, p, i, i]
     _LOADED["lib"] = lib
     return lib
 
 
 def _ints(values) -> array:
+    """A sentence's counts as C ints (kept as lists: the batch-1 choice and counting read and write them faster)."""
     return values if isinstance(values, array) and values.typecode == "i" else array("i", values)
 
 
