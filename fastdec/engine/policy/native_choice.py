@@ -35,11 +35,6 @@ def choice_library() -> Optional[ctypes.CDLL]:
     return lib
 
 
-def _ints(values) -> array:
-    """A sentence's counts as C ints (kept as lists: the batch-1 choice and counting read and write them faster)."""
-    return values if isinstance(values, array) and values.typecode == "i" else array("i", values)
-
-
 def _tables(policy, cost, B: int, upto: int) -> Tuple[int, int, int]:
     """What t draft tokens add to the pass and the least one more adds from t on (``_extra_upto``, ``_least_steps``)
     as C doubles, kept beside them (made again when they grow): ``(length, address, address)``."""
@@ -56,12 +51,13 @@ def choose_fused(lib, policy, states, limits: Sequence[int], cost, B: int, par: 
     """The C choice for ``states`` (``par``: weight, floor, greedy step, fixed part, factor, seconds per position
     read, padding's seconds a position, a first bet's cap, the bar): ``(positions taken, draft lengths, tokens per
     second promised, tokens expected, positions read)``."""
+    # a sentence's counts as C ints (kept as lists: the batch-1 choice and counting read and write them faster)
     keep = []  # (arrays whose addresses are passed: alive until the call returns)
-    reach, acc = [None] * B, [None] * B
+    reach, acc = (ctypes.c_void_p * B)(), (ctypes.c_void_p * B)()
     for r, st in enumerate(states):
         sent = st.extra.get("policy_counts")
         if sent is not None:
-            got = (_ints(sent[0]), _ints(sent[1]))
+            got = (array("i", sent[0]), array("i", sent[1]))
             keep.append(got)
             reach[r], acc[r] = got[0].buffer_info()[0], got[1].buffer_info()[0]
     rows = array("i", limits)
@@ -83,11 +79,11 @@ def choose_fused(lib, policy, states, limits: Sequence[int], cost, B: int, par: 
     upto = 16
     while True:
         n_extra, extra, least = _tables(policy, cost, B, upto)
-        taken = lib.fd_choose_fused(B, at, (ctypes.c_void_p * B)(*reach), (ctypes.c_void_p * B)(*acc), at + size * B,
-                                    at + 2 * size * B, q.buffer_info()[0], q_first.buffer_info()[0], extra, least,
-                                    n_extra, d_keys.buffer_info()[0], d_vals.buffer_info()[0], len(d_keys),
-                                    s_keys.buffer_info()[0], s_vals.buffer_info()[0], len(s_keys),
-                                    r_at, most, at + 3 * size * B, r_at + 9 * reals.itemsize, at + 4 * size * B)
+        taken = lib.fd_choose_fused(B, at, reach, acc, at + size * B, at + 2 * size * B, q.buffer_info()[0],
+                                    q_first.buffer_info()[0], extra, least, n_extra, d_keys.buffer_info()[0],
+                                    d_vals.buffer_info()[0], len(d_keys), s_keys.buffer_info()[0],
+                                    s_vals.buffer_info()[0], len(s_keys), r_at, most, at + 3 * size * B,
+                                    r_at + 9 * reals.itemsize, at + 4 * size * B)
         if taken != -1:
             break
         upto = rows[-1]  # the tables were too short: extended as far as the choice read, and asked again
