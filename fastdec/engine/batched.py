@@ -401,9 +401,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 # the rows are counted after the pass's time is taken: counted inside it (32 rows, ~0.1 ms beside a
                 # 0.4-1 ms pass of the C backend) they made every drafted pass look dearer than a greedy one
                 t0 = clock()
-                for st, n in zip(act, asked):
-                    if n:  # (a waiting row was asked nothing)
-                        policy.observe(st, st.last_drafted, st.last_accepted, n)
+                policy.observe_rows(act, asked)
                 policy_s += clock() - t0
             if policy is not None and not first:  # (a batch's first pass also allocates its caches)
                 t0 = clock()

@@ -91,4 +91,4 @@ class ReplayedChoices:
     def observe_iteration(self, *args, **kwargs) -> None:
         pass
 
-    observe = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration
+    observe = observe_rows = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration

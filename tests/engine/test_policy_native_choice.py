@@ -31,7 +31,7 @@ def _choose(c, extra, python: bool):
     states = rows_of(counts, started, limits, src_lens)
     with pytest.MonkeyPatch.context() as m:
         if python:
-            m.setattr(native_choice, "choice_library", lambda: None)
+            m.setattr(policy, "_native", None)
         seen = []
         m.setattr(policy, "_observe_read", seen.append)
         got = policy.choose_batch(states, None)
@@ -43,7 +43,7 @@ def _choose(c, extra, python: bool):
        d_keys=st.sets(st.integers(1, 30), max_size=4), s_keys=st.sets(st.integers(1, 30), max_size=4),
        wide=st.booleans())
 def test_the_c_choice_is_the_python_choice_bit_for_bit(c, read_s, pad_s, d_keys, s_keys, wide):
-    if native_choice.choice_library() is None:
+    if native_choice.choice_module() is None:
         pytest.skip("no C compiler: the Python loop makes every choice")
     extra = (read_s, pad_s, d_keys, s_keys, wide)
     assert _choose(c, extra, False) == _choose(c, extra, True)
@@ -53,7 +53,7 @@ def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):
     monkeypatch.setattr(native_choice, "_LOADED", {})
     monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    assert native_choice.choice_library() is None
+    assert native_choice.choice_module() is None
     case = (4, [0.97] * 4, [4, 4], [None, None], [2, 3, 4, 6, 10, 18, 34, 74], [1e-3] + [1.000001e-3] * 7, 0.0,
             [True, True], [20, 20])
     got, promised, _, _ = _choose(case, (0.0, 0.0, {1, 2}, {1, 2}, False), False)

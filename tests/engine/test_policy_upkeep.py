@@ -82,6 +82,32 @@ def test_an_iteration_counts_for_its_sentence_at_once_and_for_the_input_a_little
     assert (late.reach, late.acc, late.q, late.q_first) == (now.reach, now.acc, now.q, now.q_first)
 
 
+def test_a_batch_s_rows_counted_in_one_call_are_counted_as_row_by_row():
+    """observe_rows (the batched loop's call) leaves the sentences' and the input's counts where observe leaves them
+    row by row, a row that waited (asked nothing) and an empty proposal included, in C and in Python."""
+    for in_python in (False, True):
+        rows_at_once = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+        row_by_row = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+        if in_python:
+            rows_at_once._native = row_by_row._native = None
+        rng = torch.Generator().manual_seed(1)
+        at_once, by_row = [State(12) for _ in range(6)], [State(12) for _ in range(6)]
+        for _ in range(40):
+            asked = [int(a) for a in torch.randint(0, 13, (6,), generator=rng)]
+            shares = torch.rand(6, generator=rng).tolist()
+            for states in (at_once, by_row):
+                for st, n, r in zip(states, asked, shares):
+                    st.last_drafted = int(n * r)  # (a proposal shorter than asked, or none)
+                    st.last_accepted = int(st.last_drafted * r)
+            rows_at_once.observe_rows(at_once, asked)
+            for st, n in zip(by_row, asked):
+                if n:
+                    row_by_row.observe(st, st.last_drafted, st.last_accepted, n)
+        assert [st.extra.get("policy_counts") for st in at_once] == [st.extra.get("policy_counts") for st in by_row]
+        counted = ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_iter_accepted", "reach", "acc", "q")
+        assert [getattr(rows_at_once, a) for a in counted] == [getattr(row_by_row, a) for a in counted]
+
+
 def test_the_first_iterations_are_counted_at_once():
     policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
     policy.observe_iteration(State(12), 5, 3, 3e-4, 1e-5, asked=5)

@@ -139,8 +139,8 @@ def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
                 ranked.append(len(states))
             yield position
 
-    def in_c(lib, policy_, states, *a):
-        chosen = c_choice(lib, policy_, states, *a)
+    def in_c(module, policy_, states, *a):
+        chosen = c_choice(module, policy_, states, *a)
         if chosen[4]:
             ranked.append(len(states))
         return chosen

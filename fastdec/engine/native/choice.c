@@ -1,14 +1,127 @@
-/* The cost-aware policy's batched choice on a fused pass (a CPU's pass over the rows' real positions), in C.
+/* The cost-aware policy's choices in C: a Python extension module (_fd_choice), compiled on first use.
 
-   The same choice as the Python loop of BatchedChoice.choose_batch, reading the same positions in the same order and
-   computing every number by the same operations in the same order (compiled without -ffast-math and with
-   -ffp-contract=off): the two return the same draft lengths bit for bit, which the tests check on random batches. In
-   Python each position read cost about 2.7 us (a heap of rows' next positions, a generator, a closure), 5-8 % of a
-   batched decode at B = 2-8 on the fast backend.
+   - The batched choice on a fused pass (a CPU's pass over the rows' real positions), choose_fused: the same choice as
+     the Python loop of BatchedChoice.choose_batch, reading the same positions in the same order. In Python each
+     position read cost about 2.7 us (a heap of rows' next positions, a generator, a closure), 5-8 % of a batched decode
+     at B = 2-8 on the fast backend. It reads the rows' counts and the policy's tables from the Python objects
+     themselves: handed over through ctypes (each row's counts copied to C ints, the tables kept as C arrays), the
+     hand-over took 30-50 us of a 45-65 us choice.
+   - The batch-1 counting and choice (count_sentence, best_length): every iteration of a batch-1 decode counts its
+     draft into its sentence's counts and chooses the next draft length from them; in Python the two loops over draft
+     positions took about a fifth of the policy's time there. They read and write the same Python lists the Python
+     loops do (a sentence's counts stay lists: the batched choice and the tests read them).
 
-   A row's positions m = 1 .. limit are worth the product of its sentence's rates up to m; the choice takes positions
-   best value first (ties: the lower row) and keeps the count of them that promises the most tokens per second. */
-#include <stdlib.h>
+   Every number is computed by the same operations in the same order as in Python (compiled without -ffast-math and
+   with -ffp-contract=off), so each function returns what the Python loop it stands for returns, bit for bit, which
+   the tests check on random inputs.
+
+   A row's positions m = 1 .. limit are worth the product of its sentence's rates up to m; the batched choice takes
+   positions best value first (ties: the lower row) and keeps the count of them that promises the most tokens per
+   second. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* item m of a list of numbers as a double (ints exactly, as Python's int + float converts them) */
+static int number_at(PyObject *list, Py_ssize_t m, double *out) {
+    if (m >= PyList_GET_SIZE(list)) {
+        PyErr_SetString(PyExc_IndexError, "list index out of range");
+        return -1;
+    }
+    PyObject *x = PyList_GET_ITEM(list, m);
+    if (PyFloat_CheckExact(x)) {
+        *out = PyFloat_AS_DOUBLE(x);
+        return 0;
+    }
+    *out = PyFloat_AsDouble(x);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int lists(PyObject *const *args, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyList_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "argument %zd must be a list, not %s", i + 1, Py_TYPE(args[i])->tp_name);
+            return -1;
+        }
+    return 0;
+}
+
+/* list[m] += 1 */
+static int add_one(PyObject *list, Py_ssize_t m) {
+    PyObject *old = PyList_GET_ITEM(list, m), *sum;
+    long v;
+    if (PyLong_CheckExact(old) && (v = PyLong_AsLong(old)) != -1 && v < LONG_MAX) {
+        sum = PyLong_FromLong(v + 1);
+    } else {
+        PyErr_Clear();
+        PyObject *one = PyLong_FromLong(1);
+        sum = one ? PyNumber_Add(old, one) : NULL;
+        Py_XDECREF(one);
+    }
+    if (!sum) return -1;
+    PyList_SET_ITEM(list, m, sum);
+    Py_DECREF(old);
+    return 0;
+}
+
+/* count_sentence(reach, acc, top, got): positions 1 .. got reached and accepted, got + 1 .. top reached */
+static PyObject *count_sentence(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "count_sentence(reach, acc, top, got)");
+        return NULL;
+    }
+    if (lists(args, 2) < 0) return NULL;
+    const long top = PyLong_AsLong(args[2]), got = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *reach = args[0], *acc = args[1];
+    if (top >= PyList_GET_SIZE(reach) || got >= PyList_GET_SIZE(acc) || got > top) {
+        PyErr_SetString(PyExc_IndexError, "a sentence's counts are shorter than the draft counted");
+        return NULL;
+    }
+    for (long m = 1; m <= top; m++)
+        if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): BatchOneChoice._best_length's loop
+   over a sentence with counts of its own -- the draft length 1 .. limit with the most expected tokens per second
+   above `best` (tokens per second), else 0 */
+static PyObject *best_length(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "best_length(limit, reach, acc, q, least, table, weight, base, factor, best)");
+        return NULL;
+    }
+    if (lists(args + 1, 5) < 0) return NULL;
+    const long limit = PyLong_AsLong(args[0]);
+    const double w = PyFloat_AsDouble(args[6]), base = PyFloat_AsDouble(args[7]), factor = PyFloat_AsDouble(args[8]);
+    double best = PyFloat_AsDouble(args[9]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *reach = args[1], *acc = args[2], *q = args[3], *least = args[4], *table = args[5];
+    double bar = factor * best, expected = 1.0, p = 1.0;
+    long best_n = 0;
+    for (long n = 1; n <= limit; n++) {
+        double seen, qn, got, low, t;
+        if (number_at(reach, n, &seen) < 0 || number_at(q, n, &qn) < 0) return NULL;
+        if (seen != 0.0) {
+            if (number_at(acc, n, &got) < 0) return NULL;
+            p *= (got + w * qn) / (seen + w);
+        } else {
+            p *= qn;
+        }
+        if (p < 0.01) break;
+        if (number_at(least, n - 1, &low) < 0) return NULL;
+        if (p < bar * low) break; /* no position from n on can pay for its place: the values only fall */
+        expected += p;
+        if (number_at(table, n, &t) < 0) return NULL;
+        const double rate = expected / (base + factor * t);
+        if (rate > best) {
+            best_n = n;
+            best = rate;
+            bar = factor * rate;
+        }
+    }
+    return PyLong_FromLong(best_n);
+}
+
 
 typedef struct {
     double p;
@@ -33,10 +146,21 @@ static void sift_down(Position *heap, int n, int i) {
     heap[i] = x;
 }
 
+/* item i of a list of numbers as a double (ints exactly, as Python's int + float converts them), read where the choice
+   reads it: copied whole, every row's counts and the tables cost more than the choice (each item its own object, each
+   a cache miss after a pass of the C backend). The caller checks the list's length; an error is left set. */
+static inline double item(PyObject *list, Py_ssize_t i) {
+    PyObject *x = PyList_GET_ITEM(list, i);
+    if (PyFloat_CheckExact(x)) return PyFloat_AS_DOUBLE(x);
+    if (PyLong_CheckExact(x)) return (double)PyLong_AsLong(x);
+    return PyFloat_AsDouble(x);
+}
+
 /* q_m for a row's sentence, leaning on its own counts (reach NULL: none yet, the rates of a sentence's first draft) */
-static double rate(const int *reach, const int *acc, const double *q, const double *q_first, double w, int m) {
-    if (!reach) return q_first[m];
-    return reach[m] ? (acc[m] + w * q[m]) / (reach[m] + w) : q[m];
+static double rate(PyObject *reach, PyObject *acc, PyObject *q, PyObject *q_first, double w, int m) {
+    if (!reach) return item(q_first, m);
+    const double seen = item(reach, m);
+    return seen != 0.0 ? (item(acc, m) + w * item(q, m)) / (seen + w) : item(q, m);
 }
 
 /* MeasuredCosts._lookup: the running mean at `rows`, else the nearest measured count's (the smaller of two as near),
@@ -54,20 +178,19 @@ static double lookup(const int *keys, const double *vals, int n, int rows) {
     return vals[near] * (ratio > 1.0 ? ratio : 1.0);
 }
 
-/* The choice for B rows. Per row: limits (draft positions at most), reach / acc (its sentence's counts by position,
-   NULL: none), fresh (its drafter has not started), left (tokens it has left). q / q_first: the input's rates by
-   position. extra[t] / least[t], t < n_extra: what t draft tokens add to the pass, and the least one more adds from t
+/* The batched choice for B rows. Per row: limits (draft positions at most), reach / acc (its sentence's counts by
+   position, lists long enough for its limit; NULL: none), fresh (its drafter has not started), left (tokens it has
+   left). q / q_first: the input's rates by position (lists long enough for every limit). extra[t] / least[t], t < n_extra: what t draft tokens add to the pass, and the least one more adds from t
    on. The drafter's calls and starts by rows asked: (d_keys, d_vals), (s_keys, s_vals). par: weight, floor, greedy
    step, fixed part of the drafted pass, factor, the choice's seconds per position read, padding's seconds a position,
    a first bet's cap, the bar to clear. most: a first bet's tokens.
    Returns the number of positions taken (0: no draft clears the bar) with n_out[r] (each row's draft length), out[0]
    (the tokens per second they promise), out[1] (the tokens they expect) and *read_out (positions read); or -1 when the
    tables are too short: *read_out is then the length they need (the caller extends them and asks again). */
-int fd_choose_fused(int B, const int *limits, const int *const *reach, const int *const *acc, const int *fresh,
-                    const int *left, const double *q, const double *q_first, const double *extra,
-                    const double *least, int n_extra, const int *d_keys, const double *d_vals, int n_d,
-                    const int *s_keys, const double *s_vals, int n_s, const double *par, int most, int *n_out,
-                    double *out, int *read_out) {
+static int fused(int B, const int *limits, PyObject *const *reach, PyObject *const *acc, const int *fresh,
+                 const int *left, PyObject *q, PyObject *q_first, PyObject *extra, PyObject *least, int n_extra, const int *d_keys, const double *d_vals, int n_d,
+                 const int *s_keys, const double *s_vals, int n_s, const double *par, int most, int *n_out,
+                 double *out, int *read_out) {
     const double w = par[0], floor_ = par[1], step = par[2], fixed = par[3], factor = par[4], read = par[5],
                  pad = par[6], cap = par[7];
     double best = par[8], inv_best = 1.0 / best, best_expected = 0.0, expected = (double)B;
@@ -121,7 +244,7 @@ int fd_choose_fused(int B, const int *limits, const int *const *reach, const int
             }
             const double base = step + drafter + charged;
             if (m >= width) width = m + 1;
-            double added = extra[t];
+            double added = item(extra, t);
             if (pad != 0.0) added += pad * (double)(B * (width - 1) - t);
             if (t > most && factor * added > cap) break;
             const double rate_t = expected / (base + factor * added + (double)t * read);
@@ -130,7 +253,7 @@ int fd_choose_fused(int B, const int *limits, const int *const *reach, const int
                 best = rate_t;
                 inv_best = 1.0 / rate_t;
                 best_expected = expected;
-            } else if (p * inv_best < factor * (least[t] - pad) + read) {
+            } else if (p * inv_best < factor * (item(least, t) - pad) + read) {
                 break;
             }
             /* the row's next position in its place, or the row leaves the heap */
@@ -155,3 +278,178 @@ done:
     free(heap); free(taken); free(asked);
     return rc;
 }
+
+/* a list or tuple of numbers (at least n_min long) as n doubles, n = its length (PyMem_Free the result) */
+static double *doubles_of(PyObject *numbers, Py_ssize_t n_min, Py_ssize_t *n_out) {
+    PyObject *seq = PySequence_Fast(numbers, "expected a list or tuple of numbers");
+    if (!seq) return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    double *out = n < n_min ? NULL : PyMem_Malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (n < n_min) {
+        PyErr_SetString(PyExc_IndexError, "list index out of range");
+    } else if (!out) {
+        PyErr_NoMemory();
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
+            out[i] = PyFloat_CheckExact(x) ? PyFloat_AS_DOUBLE(x) : PyFloat_AsDouble(x);
+            if (out[i] == -1.0 && PyErr_Occurred()) {
+                PyMem_Free(out);
+                out = NULL;
+                break;
+            }
+        }
+    }
+    Py_DECREF(seq);
+    if (out && n_out) *n_out = n;
+    return out;
+}
+
+/* the first n items of a list of ints as C ints */
+static int ints_of(PyObject *list, Py_ssize_t n, int *out) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) < n) {
+        PyErr_SetString(PyExc_IndexError, "a row's list is shorter than its limit");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const long v = PyLong_AsLong(PyList_GET_ITEM(list, i));
+        if (v == -1 && PyErr_Occurred()) return -1;
+        out[i] = (int)v;
+    }
+    return 0;
+}
+
+/* a list with items 0 .. m (m < 0: any list) */
+static int long_enough(PyObject *list, long m) {
+    return PyList_Check(list) && PyList_GET_SIZE(list) > (m > 0 ? m : 0);
+}
+
+/* a dict {rows: seconds} as keys and values */
+static int table_of(PyObject *dict, int **keys, double **vals, int *n) {
+    if (!PyDict_Check(dict)) {
+        PyErr_SetString(PyExc_TypeError, "a drafter's table must be a dict");
+        return -1;
+    }
+    const Py_ssize_t size = PyDict_GET_SIZE(dict);
+    *keys = PyMem_Malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    *vals = PyMem_Malloc(sizeof(double) * (size_t)(size > 0 ? size : 1));
+    if (!*keys || !*vals) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(dict, &pos, &k, &v)) {
+        const long key = PyLong_AsLong(k);
+        const double val = PyFloat_AsDouble(v);
+        if (PyErr_Occurred()) return -1;
+        (*keys)[i] = (int)key;
+        (*vals)[i++] = val;
+    }
+    *n = (int)i;
+    return 0;
+}
+
+/* choose_fused(limits, counts, fresh, left, q, q_first, extra, least, drafter_s, start_s, par, most): the batched
+   choice (fused above) for B = len(limits) rows. counts[r]: row r's sentence's (reach, acc) lists, or None; fresh[r]:
+   its drafter has not started; left[r]: tokens it has left; drafter_s / start_s: {rows asked: seconds}; par: the nine
+   numbers fused reads. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
+   positions read), or (-1, the tables' length needed) where extra / least are too short. */
+static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, counts, fresh, left, q, q_first, extra, least, "
+                                         "drafter_s, start_s, par, most)");
+        return NULL;
+    }
+    if (lists(args, 4) < 0) return NULL;
+    const Py_ssize_t B = PyList_GET_SIZE(args[0]);
+    const long most = PyLong_AsLong(args[11]);
+    if (most == -1 && PyErr_Occurred()) return NULL;
+    if (PyList_GET_SIZE(args[1]) != B || PyList_GET_SIZE(args[2]) != B || PyList_GET_SIZE(args[3]) != B) {
+        PyErr_SetString(PyExc_ValueError, "limits, counts, fresh and left must have one item a row");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const size_t rows = (size_t)(B > 0 ? B : 1);
+    int *ints = PyMem_Calloc(5 * rows, sizeof(int)), *d_keys = NULL, *s_keys = NULL;
+    PyObject **reach = PyMem_Calloc(rows, sizeof(PyObject *)), **acc = PyMem_Calloc(rows, sizeof(PyObject *));
+    double *d_vals = NULL, *s_vals = NULL, *par = NULL;
+    int n_d = 0, n_s = 0;
+    if (!ints || !reach || !acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int *limits = ints, *fresh = ints + B, *left = ints + 2 * B, *n_out = ints + 3 * B, *read_out = ints + 4 * B;
+    if (ints_of(args[0], B, limits) < 0 || ints_of(args[3], B, left) < 0) goto done;
+    long most_limit = 0;
+    for (Py_ssize_t r = 0; r < B; r++) {
+        const int f = PyObject_IsTrue(PyList_GET_ITEM(args[2], r));
+        if (f < 0) goto done;
+        fresh[r] = f;
+        if (limits[r] > most_limit) most_limit = limits[r];
+        PyObject *sent = PyList_GET_ITEM(args[1], r);
+        if (sent == Py_None) continue;
+        if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !long_enough(PyTuple_GET_ITEM(sent, 0), limits[r])
+            || !long_enough(PyTuple_GET_ITEM(sent, 1), limits[r])) {
+            PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists as long as its "
+                                              "limit, or None");
+            goto done;
+        }
+        reach[r] = PyTuple_GET_ITEM(sent, 0);
+        acc[r] = PyTuple_GET_ITEM(sent, 1);
+    }
+    PyObject *q = args[4], *q_first = args[5], *extra = args[6], *least = args[7];
+    if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit) || !PyList_Check(extra) ||
+        !long_enough(least, PyList_GET_SIZE(extra) - 1)) {
+        PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit, extra and least lists "
+                                          "of one length");
+        goto done;
+    }
+    if (!(par = doubles_of(args[10], 9, NULL))) goto done;
+    if (table_of(args[8], &d_keys, &d_vals, &n_d) < 0 || table_of(args[9], &s_keys, &s_vals, &n_s) < 0) goto done;
+    double out[2] = {0.0, 0.0};
+    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, extra, least,
+                            (int)PyList_GET_SIZE(extra), d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most,
+                            n_out, out, read_out);
+    if (PyErr_Occurred()) goto done; /* (an item that is not a number) */
+    if (taken == -2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (taken == -1) {
+        result = Py_BuildValue("(ii)", -1, *read_out);
+        goto done;
+    }
+    PyObject *n_list = PyList_New(B);
+    if (!n_list) goto done;
+    for (Py_ssize_t r = 0; r < B; r++) {
+        PyObject *x = PyLong_FromLong(n_out[r]);
+        if (!x) {
+            Py_DECREF(n_list);
+            goto done;
+        }
+        PyList_SET_ITEM(n_list, r, x);
+    }
+    result = Py_BuildValue("(iNddi)", taken, n_list, out[0], out[1], *read_out);
+done:
+    PyMem_Free(ints);
+    PyMem_Free((void *)reach);
+    PyMem_Free((void *)acc);
+    PyMem_Free(par);
+    PyMem_Free(d_keys);
+    PyMem_Free(d_vals);
+    PyMem_Free(s_keys);
+    PyMem_Free(s_vals);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"count_sentence", (PyCFunction)(void (*)(void))count_sentence, METH_FASTCALL, "count a sentence's iteration"},
+    {"best_length", (PyCFunction)(void (*)(void))best_length, METH_FASTCALL, "a sentence's next draft length"},
+    {"choose_fused", (PyCFunction)(void (*)(void))choose_fused, METH_FASTCALL, "a batch's draft lengths"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_fd_choice", .m_size = -1, .m_methods = methods};
+
+PyMODINIT_FUNC PyInit__fd_choice(void) { return PyModule_Create(&module); }

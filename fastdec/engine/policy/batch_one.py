@@ -39,31 +39,41 @@ class BatchOneChoice:
         """A batch-1 iteration in one call: the drafter started in ``start_s`` (None: it had started before;
         :meth:`observe_start`), its call took ``drafter_s`` (None: it was not asked) for ``asked`` tokens
         (:meth:`observe`), ``drafted`` were verified, ``accepted`` of them accepted, and the pass took ``seconds``
-        (what :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The sentence's
-        counts are added now (its next choice reads them; after its ``last`` iteration none does: not added); the
-        rest waits in a list until it holds a quarter of the input's counts or 32 iterations
+        (what :meth:`observe_start`, :meth:`observe_drafter`, :meth:`observe` and :meth:`observe_pass` count). The
+        sentence's counts are added now (its next choice reads them; after its ``last`` iteration none does: not
+        added); the rest waits in a list until it holds a quarter of the input's counts or 32 iterations
         (:meth:`_flush_iterations`): counted one by one between two passes of the C backend, each iteration's counting
         cost 3-4 times what it costs among the others (the pass leaves the caches cold), and what the choice reads of
-        them moves little in 32 iterations."""
-        top, got = self._reached(drafted, accepted, asked)
-        if start_s is not None:
-            self.observe_start(start_s)
+        them moves little in 32 iterations (a sentence's start too: its later choices do not price it, and a start
+        counted at once took 6 us of the 40-50 the policy spent on a sentence)."""
+        if drafted > 0:  # (_reached, inlined: every iteration of a batch-1 decode comes here)
+            top = min(accepted + 1, drafted, self.horizon)
+            got = accepted if accepted < top else top
+        else:
+            top, got = (1, 0) if asked else (0, 0)
         if not top:
             first = False
         elif last:
             first = "policy_counts" not in state.extra
         else:
-            first = self._count_sentence(state, top, got)
+            sent = state.extra.get("policy_counts")
+            if sent is None or self._native is None:
+                first = self._count_sentence(state, top, got)
+            else:  # (the C loop: native/choice.c)
+                self._native.count_sentence(sent[0], sent[1], top, got)
+                first = False
         pending = self._waiting_iterations
-        pending.append((top, got, first, accepted, drafted, seconds, drafter_s))
+        pending.append((top, got, first, accepted, drafted, seconds, drafter_s, start_s))
         if len(pending) >= 32 or 4 * len(pending) >= self.reach[1]:
             self._flush_iterations()
 
     def _flush_iterations(self) -> None:
-        """Count the batch-1 iterations :meth:`observe_iteration` kept waiting: the drafter's calls, the input's
-        counts and the passes."""
+        """Count the batch-1 iterations :meth:`observe_iteration` kept waiting: the drafter's starts and calls, the
+        input's counts and the passes."""
         pending, self._waiting_iterations = self._waiting_iterations, []
-        for top, got, first, accepted, drafted, seconds, drafter_s in pending:
+        for top, got, first, accepted, drafted, seconds, drafter_s, start_s in pending:
+            if start_s is not None:
+                self.observe_start(start_s)
             if drafter_s is not None:  # (observe_drafter at one row: batch 1 judges no batch pass by it)
                 self._mean(self._drafter_s, 1, drafter_s)
                 self._version += 1
@@ -110,6 +120,8 @@ class BatchOneChoice:
                 self._first_stands[margin] = (_STANDING - 1, upto, (base, factor))
             return upto[limit if limit < len(upto) else -1]
         w = self.weight
+        if self._native is not None:  # (the C loop: native/choice.c)
+            return self._native.best_length(limit, sent[0], sent[1], self.q, least, table, w, base, factor, best)
         q, (s_reach, s_acc) = self.q, sent
         for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
             seen = s_reach[n]

@@ -343,12 +343,12 @@ class BatchedChoice:
         # ranked)
         # (with the bar: a draft clears it only where one of its positions does, value over least cost)
         floor = factor * self._min_marginal(cost, B) * self._bar(B, step) if fused else 0.0
-        lib = native_choice.choice_library() if fused else None
-        if lib is not None:  # (the same choice, bit for bit: below, a position read cost 2.7 us)
+        module = self._native if fused else None
+        if module is not None:  # (the same choice, bit for bit: below, a position read cost 2.7 us)
             par = (self.weight, floor, step, fixed, factor, self._read_s, cost.pad_s, self._bet_cap(step),
                    self._bar(B, step))
-            best_t, n, best, best_expected, read = native_choice.choose_fused(lib, self, states, limits, cost, B, par,
-                                                                              self._first_bet(B))
+            best_t, n, best, best_expected, read = native_choice.choose_fused(module, self, states, limits, cost, B,
+                                                                              par, self._first_bet(B))
             took_all = False
         else:
             best_t, n, best, best_expected, read, took_all = self._choose_ranked(states, limits, cost, B, fixed, factor,

@@ -5,6 +5,7 @@ import copy
 from typing import Dict, List, Optional
 
 from ..projection import feeds_real_tokens_only, projects_real_positions
+from . import native_choice
 from .batch_one import _NO_SKIP, BatchOneChoice
 from .batched_choice import BatchedChoice
 from .counts import AcceptanceCounts
@@ -53,7 +54,9 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self.reach_first = [0.0] * (H + 2)
         self.acc_first = [0.0] * (H + 2)
         self.q_first = self.q
-        self._rates_c = None  # q and q_first as C doubles (native_choice), made once per refresh
+        # the choices in C (native_choice: the batched choice on a fused pass, the batch-1 counting and choice); None:
+        # the Python loops, which make the same choices
+        self._native = native_choice.choice_module()
         self._deepest = 0  # the deepest position counted so far
         # observations since the last refresh, by where they end: reached up to position m (``_ends[m]``), accepted up
         # to m (``_gots[m]``), and the same for first drafts; :meth:`_refresh` adds them to the counts by position, so
@@ -152,12 +155,12 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         it was prepared for is kept by reference. A benchmark that decodes a batch several times and keeps the fastest
         decode starts each from the same policy: otherwise a later decode would choose with what an earlier one
         learned of the very same sentences."""
-        memo = {id(self._prepared_for): self._prepared_for}
+        memo = {id(self.__dict__[a]): self.__dict__[a] for a in ("_prepared_for", "_native")}
         return copy.deepcopy(dict(self.__dict__), memo)
 
     def restore(self, snapshot: dict) -> None:
         """Put back what :meth:`snapshot` copied (the snapshot stays usable for another restore)."""
-        memo = {id(snapshot["_prepared_for"]): snapshot["_prepared_for"]}
+        memo = {id(snapshot[a]): snapshot[a] for a in ("_prepared_for", "_native")}
         self.__dict__.clear()
         self.__dict__.update(copy.deepcopy(snapshot, memo))
 

@@ -1,0 +1,88 @@
+"""The batch-1 counting and choice in C: a sentence's counts and its next draft length as the Python loops make them,
+bit for bit, on random rates, costs and sentences; and the Python loops where the module cannot be built."""
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from helpers.policy import State, policy_with
+from helpers.properties import property_settings
+
+from fastdec.engine.policy import native_choice
+
+SETTINGS = property_settings(3)  # (cheap: 1-2 ms an example)
+HORIZON = 24
+
+
+def _needs_module():
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler or no Python headers: the Python loops count and choose")
+
+
+@st.composite
+def sentence_case(draw):
+    """A policy's input-wide rates and costs, and a sentence's iterations (position reached, accepted) so far."""
+    high = draw(st.booleans())  # (rates near 1 draft long: most choices read many positions)
+    rates = draw(st.lists(st.floats(0.8 if high else 0.0, 1.0), min_size=HORIZON, max_size=HORIZON))
+    per_token = draw(st.sampled_from([1e-8, 1e-6, 2e-5, 5e-5, 2e-4]))  # (1e-8: drafts read to the 1 % floor)
+    iterations = draw(st.lists(st.tuples(st.integers(1, HORIZON), st.integers(0, HORIZON)), max_size=12))
+    factor = draw(st.sampled_from([0.25, 1.0, 1.7, 8.0]))
+    fixed = draw(st.sampled_from([0.0, 3e-5, 1e-3]))
+    step = draw(st.sampled_from([5e-5, 1e-4, 1e-3]))
+    margin = draw(st.sampled_from([1.0, 1.05, 1.25]))
+    return rates, per_token, [(top, min(got, top)) for top, got in iterations], factor, fixed, step, margin
+
+
+def _decide(case, python: bool):
+    """The sentence's counts after its iterations and the draft length chosen at every limit, in C or in Python."""
+    rates, per_token, iterations, factor, fixed, step, margin = case
+    policy = policy_with({1: (1e-4, per_token, 1e-5, step)}, horizon=HORIZON)
+    policy.q[1:HORIZON + 1] = rates
+    policy.extra_fixed, policy.extra_factor = fixed, factor
+    if python:
+        policy._native = None
+    state = State(max_draft=HORIZON)
+    for top, got in iterations:
+        policy._count_sentence(state, top, got)
+    sent = state.extra.get("policy_counts")
+    chosen = [policy._best_length(limit, True, sent, step, margin) for limit in range(1, HORIZON + 1)]
+    return sent, chosen
+
+
+@SETTINGS
+@given(case=sentence_case())
+@example(case=([0.8] * HORIZON, 1e-8, [(1, 1)], 1.0, 0.0, 1e-4, 1.0))  # (read to the 1 % floor: position 21)
+def test_the_c_counting_and_choice_are_the_python_loops_bit_for_bit(case):
+    _needs_module()
+    assert _decide(case, False) == _decide(case, True)
+
+
+def test_the_c_choice_drafts_where_the_sentence_s_drafts_were_accepted_and_not_where_they_were_rejected():
+    _needs_module()
+    accepted = ([0.5] * HORIZON, 2e-6, [(10, 10)] * 6, 1.0, 0.0, 1e-4, 1.05)  # whole drafts of 10 accepted
+    rejected = ([0.5] * HORIZON, 2e-6, [(1, 0)] * 6, 1.0, 0.0, 1e-4, 1.05)  # every first position rejected
+    assert _decide(accepted, False)[1][-1] >= 10
+    assert _decide(rejected, False)[1][-1] == 0
+
+
+def test_the_c_loops_refuse_what_the_python_loops_would_refuse():
+    one = native_choice.choice_module()
+    if one is None:
+        pytest.skip("no C compiler or no Python headers")
+    with pytest.raises(IndexError):
+        one.count_sentence([0] * 4, [0] * 4, 5, 2)
+    with pytest.raises(TypeError):
+        one.count_sentence((0,) * 8, [0] * 8, 3, 2)
+    with pytest.raises(IndexError):  # a table shorter than the limit
+        one.best_length(6, [0] * 8, [0] * 8, [0.9] * 8, [0.0] * 8, [0.0] * 3, 2.0, 1e-4, 1.0, 1.0)
+
+
+def test_without_python_s_headers_the_python_loops_count_and_choose(tmp_path, monkeypatch):
+    monkeypatch.setattr(native_choice, "_LOADED", {})
+    monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(native_choice.sysconfig, "get_paths", lambda: {"include": str(tmp_path / "no-headers")})
+    assert native_choice.choice_module() is None
+    policy = policy_with({1: (1e-4, 2e-5, 1e-5, 1e-4)}, horizon=HORIZON)
+    assert policy._native is None
+    state = State(max_draft=HORIZON)
+    policy._count_sentence(state, 4, 3)
+    assert state.extra["policy_counts"][0][1:6] == [1, 1, 1, 1, 0]
+    assert policy._best_length(HORIZON, True, state.extra["policy_counts"], 1e-4, 1.05) >= 0
