@@ -95,6 +95,9 @@ class BatchOneChoice:
         drafter = ((d[1] if 1 in d else self.drafter_cost(1)) + self.extra_fixed
                    + (0.0 if started else (s[1] if 1 in s else self.start_cost(1))))
         base = step + drafter
+        if sent is not None and self._native is not None:  # (the loop below in C: native/choice.c)
+            return self._native.best_length(limit, sent[0], sent[1], self.q, self._least_after, table, self.weight,
+                                            base, factor, margin / step)
         first = sent is None and not started
         if first:  # a sentence's first draft: the standing answers by limit, while what they were made with holds
             left, upto, made = self._first_stands.get(margin, _NO_STAND)
@@ -120,8 +123,6 @@ class BatchOneChoice:
                 self._first_stands[margin] = (_STANDING - 1, upto, (base, factor))
             return upto[limit if limit < len(upto) else -1]
         w = self.weight
-        if self._native is not None:  # (the C loop: native/choice.c)
-            return self._native.best_length(limit, sent[0], sent[1], self.q, least, table, w, base, factor, best)
         q, (s_reach, s_acc) = self.q, sent
         for n in range(1, limit + 1):  # _values' products, computed as the choice reads them
             seen = s_reach[n]
