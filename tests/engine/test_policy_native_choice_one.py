@@ -1,5 +1,6 @@
-"""The batch-1 counting and choice in C: a sentence's counts and its next draft length as the Python loops make them,
-bit for bit, on random rates, costs and sentences; and the Python loops where the module cannot be built."""
+"""The batch-1 counting and choice in C: a sentence's counts, its next draft length and the fit of a drafted pass's cost
+as the Python code makes them, bit for bit, on random rates, costs, sentences and passes; and the Python code where
+the module cannot be built."""
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -7,6 +8,7 @@ from helpers.policy import State, policy_with
 from helpers.properties import property_settings
 
 from fastdec.engine.policy import native_choice
+from fastdec.engine.policy.measured_costs import _ExtraFit
 
 SETTINGS = property_settings(3)  # (cheap: 1-2 ms an example)
 HORIZON = 24
@@ -53,6 +55,20 @@ def _decide(case, python: bool):
 def test_the_c_counting_and_choice_are_the_python_loops_bit_for_bit(case):
     _needs_module()
     assert _decide(case, False) == _decide(case, True)
+
+
+@SETTINGS
+@given(passes=st.lists(st.tuples(st.floats(0.0, 1e-2), st.one_of(st.floats(0.0, 1e-2), st.just(0.0))), min_size=1,
+                       max_size=40),
+       decay=st.sampled_from([0.5, 0.9]))
+def test_the_c_fit_of_a_pass_s_cost_is_the_python_fit_bit_for_bit(passes, decay):
+    one = native_choice.choice_module()
+    if one is None:
+        pytest.skip("no C compiler or no Python headers: the Python fit counts every pass")
+    in_python, in_c = _ExtraFit(decay), _ExtraFit(decay)
+    for predicted, seen in passes:
+        assert one.fit_add(in_c, predicted, seen) == in_python.add(predicted, seen)
+        assert (in_c.sums, in_c.line) == (in_python.sums, in_python.line)
 
 
 def test_the_c_choice_drafts_where_the_sentence_s_drafts_were_accepted_and_not_where_they_were_rejected():

@@ -226,7 +226,11 @@ class MeasuredCosts:
         predicted = self._table[k if k < self.horizon else self.horizon]
         if predicted > 0:
             base = self._greedy.get(1, cost.step_s)  # (greedy_pass_s at one row)
-            self.extra_fixed, self.extra_factor = self._fit.add(predicted, max(seconds - base, 0.0))
+            seen = max(seconds - base, 0.0)
+            if self._native is None:
+                self.extra_fixed, self.extra_factor = self._fit.add(predicted, seen)
+            else:  # (the same numbers, in C: native/choice.c)
+                self.extra_fixed, self.extra_factor = self._native.fit_add(self._fit, predicted, seen)
 
     def observe_greedy_pass(self, seconds: float, rows: int) -> None:
         """A batched greedy pass of ``rows`` rows took ``seconds`` (:meth:`observe_pass` without drafts; the batched
