@@ -1,8 +1,9 @@
 """The policy's choices in C (``native/choice.c``, a Python extension module compiled on first use): the batched
 choice on a fused pass (the Python loop of :meth:`~fastdec.engine.policy.batched_choice.BatchedChoice.choose_batch`
-read a position in about 2.7 us, 5-8 % of a batched decode at B = 2-8 on the fast backend), and the batch-1 counting
-and choice (a sentence's count lists read and written in place). Each returns what the Python loop it stands for
-returns, bit for bit (tested on random inputs); without a C compiler or Python's headers the Python loops decide."""
+read a position in about 2.7 us, 5-8 % of a batched decode at B = 2-8 on the fast backend), and at batch 1 the
+counting and choice (a sentence's count lists read and written in place) and the fit of a drafted pass's cost. Each
+returns what the Python code it stands for returns, bit for bit (tested on random inputs); without a C compiler or
+Python's headers the Python code decides."""
 from __future__ import annotations
 
 import importlib.machinery
@@ -23,8 +24,8 @@ _LOADED: dict = {}  # "module": the extension module, or None where it cannot be
 
 
 def choice_module():
-    """The compiled choices (``choose_fused``, ``count_sentence``, ``best_length``), or None where they cannot be built
-    (said once, at debug level: the Python loops decide)."""
+    """The compiled choices (``choose_fused``, ``count_sentence``, ``best_length``, ``fit_add``), or None where they
+    cannot be built (said once, at debug level: the Python code decides)."""
     if "module" in _LOADED:
         return _LOADED["module"]
     include = sysconfig.get_paths().get("include")
