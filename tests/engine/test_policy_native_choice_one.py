@@ -91,6 +91,28 @@ def test_the_c_loops_refuse_what_the_python_loops_would_refuse():
         one.best_length(6, [0] * 8, [0] * 8, [0.9] * 8, [0.0] * 8, [0.0] * 3, 2.0, 1e-4, 1.0, 1.0)
 
 
+class _Row:
+    def __init__(self, drafted, accepted, counts):
+        self.last_drafted, self.last_accepted, self.extra = drafted, accepted, {"policy_counts": counts}
+
+
+def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_stops_where_python_must_count():
+    one = native_choice.choice_module()
+    if one is None:
+        pytest.skip("no C compiler or no Python headers")
+    ends, gots = [0] * 10, [0] * 10
+    with pytest.raises(IndexError):  # a sentence's counts shorter than its draft
+        one.count_rows([_Row(6, 6, ([0] * 4, [0] * 4))], [6], 0, 8, ends, gots, 0, 100.0)
+    with pytest.raises(ValueError):  # one asked a row
+        one.count_rows([_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2], 0, 8, ends, gots, 0, 100.0)
+    rows = [_Row(3, 1, ([0] * 10, [0] * 10)), _Row(2, 2, None), _Row(4, 4, ([0] * 10, [0] * 10))]
+    # the second row's sentence has no counts: the first is counted, and the count stops there
+    assert one.count_rows(rows, [3, 2, 4], 0, 8, ends, gots, 0, 100.0) == (1, 1, 1, 2, 1)
+    assert rows[0].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1] + [0] * 8) and ends[2] == gots[1] == 1
+    # a refresh due (4 * stale >= reach[1]) stops it after the row that made it due
+    assert one.count_rows(rows, [3, 2, 4], 2, 8, ends, gots, 2, 12.0) == (3, 4, 1, 4, 3)
+
+
 def test_without_python_s_headers_the_python_loops_count_and_choose(tmp_path, monkeypatch):
     monkeypatch.setattr(native_choice, "_LOADED", {})
     monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))

@@ -104,7 +104,8 @@ def test_a_batch_s_rows_counted_in_one_call_are_counted_as_row_by_row():
                 if n:
                     row_by_row.observe(st, st.last_drafted, st.last_accepted, n)
         assert [st.extra.get("policy_counts") for st in at_once] == [st.extra.get("policy_counts") for st in by_row]
-        counted = ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_iter_accepted", "reach", "acc", "q")
+        counted = ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_iter_accepted", "_version", "_fold_top",
+                   "_deepest", "reach", "acc", "q", "q_first")
         assert [getattr(rows_at_once, a) for a in counted] == [getattr(row_by_row, a) for a in counted]
 
 
@@ -217,3 +218,23 @@ def test_a_restored_policy_holds_what_it_held_at_its_snapshot():
         assert learned() == before
         assert policy._prepared_for is ver
         assert all(policy._costs[b] is snap["_costs"][b] for b in (1, 4))  # (tables are kept by a cost's identity)
+
+
+def test_first_draft_rates_past_the_deepest_position_counted_are_the_input_s():
+    """A refresh reads first-draft rates only as deep as positions were counted: each is what reading every
+    position gives, past the deepest one counted too, and where counts were set past it directly."""
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=40)
+    rng = torch.Generator().manual_seed(3)
+
+    def every_position():
+        q, w, reach, acc = policy.q, policy.weight, policy.reach_first, policy.acc_first
+        return [(acc[m] + w * q[m]) / (reach[m] + w) if reach[m] else q[m] for m in range(len(q))]
+    for i in range(60):
+        drafted = int(torch.randint(0, 13, (1,), generator=rng))
+        policy.observe(State(40) if i % 3 == 0 else State(40), drafted,
+                       int(torch.randint(0, drafted + 1, (1,), generator=rng)), drafted)
+        policy._refresh()
+        assert 0 < policy._deepest <= 12 and policy.q_first == every_position()
+    policy.reach_first[30], policy.acc_first[30] = 4.0, 1.0  # (set directly, past the deepest position counted)
+    policy._refresh()
+    assert policy.q_first == every_position() and policy.q_first[30] != policy.q[30]

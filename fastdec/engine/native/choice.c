@@ -87,6 +87,89 @@ static PyObject *count_sentence(PyObject *self, PyObject *const *args, Py_ssize_
     Py_RETURN_NONE;
 }
 
+/* an int attribute of a decode state */
+static int int_attr(PyObject *obj, PyObject *name, long *out) {
+    PyObject *x = PyObject_GetAttr(obj, name);
+    if (!x) return -1;
+    *out = PyLong_AsLong(x);
+    Py_DECREF(x);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
+    *s_prefix;
+
+/* count_rows(states, asked, start, horizon, ends, gots, stale, reach_1): AcceptanceCounts.observe_rows from row
+   `start` on -- each row asked for a draft (asked[r] > 0) whose sentence has counts: its iteration added to them
+   (count_sentence) and to the input's counts waiting to be folded (ends[top] += 1, gots[got] += 1), `stale` going up
+   by one a row. Stops after the row that makes 4 * stale >= reach_1 (the policy refreshes its rates there, as
+   _count does), or at a row whose sentence has no counts yet (the Python code makes them). Returns (the row it
+   stopped at, or len(states); tokens accepted, rows counted, the deepest position counted, stale). */
+static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, stale, reach_1)");
+        return NULL;
+    }
+    if (lists(args, 2) < 0 || lists(args + 4, 2) < 0) return NULL;
+    PyObject *states = args[0], *asked = args[1], *ends = args[4], *gots = args[5];
+    const Py_ssize_t n = PyList_GET_SIZE(states);
+    const long start = PyLong_AsLong(args[2]), horizon = PyLong_AsLong(args[3]);
+    long stale = PyLong_AsLong(args[6]);
+    const double reach_1 = PyFloat_AsDouble(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    if (PyList_GET_SIZE(asked) != n) {
+        PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
+        return NULL;
+    }
+    long accepted_sum = 0, counted = 0, deepest = 0;
+    Py_ssize_t r = start < 0 ? 0 : start;
+    for (; r < n; r++) {
+        const long want = PyLong_AsLong(PyList_GET_ITEM(asked, r));
+        if (want == -1 && PyErr_Occurred()) return NULL;
+        if (!want) continue;
+        PyObject *st = PyList_GET_ITEM(states, r);
+        PyObject *extra = PyObject_GetAttr(st, s_extra);
+        if (!extra) return NULL;
+        PyObject *sent = PyDict_Check(extra) ? PyDict_GetItemWithError(extra, s_policy_counts) : NULL;
+        Py_DECREF(extra); /* (the state holds the dict, and the dict the counts) */
+        if (PyErr_Occurred()) return NULL;
+        if (!sent || sent == Py_None) break; /* a sentence's first count: the Python code makes its counts */
+        long drafted, accepted, top, got;
+        if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return NULL;
+        if (drafted > 0) { /* (_reached, for a row that was asked) */
+            top = accepted + 1 < drafted ? accepted + 1 : drafted;
+            if (horizon < top) top = horizon;
+            got = accepted < top ? accepted : top;
+        } else {
+            top = 1;
+            got = 0;
+        }
+        if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !PyList_Check(PyTuple_GET_ITEM(sent, 0)) ||
+            !PyList_Check(PyTuple_GET_ITEM(sent, 1))) {
+            PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists");
+            return NULL;
+        }
+        PyObject *reach = PyTuple_GET_ITEM(sent, 0), *acc = PyTuple_GET_ITEM(sent, 1);
+        if (top >= PyList_GET_SIZE(reach) || top >= PyList_GET_SIZE(acc) || top >= PyList_GET_SIZE(ends) ||
+            top >= PyList_GET_SIZE(gots) || got < 0) {
+            PyErr_SetString(PyExc_IndexError, "counts shorter than the draft counted");
+            return NULL;
+        }
+        for (long m = 1; m <= top; m++)
+            if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return NULL;
+        if (add_one(ends, top) < 0 || add_one(gots, got) < 0) return NULL;
+        accepted_sum += accepted;
+        counted++;
+        if (top > deepest) deepest = top;
+        stale++;
+        if (4.0 * (double)stale >= reach_1) { /* (exact: both sides are small integers or halves) */
+            r++;
+            break;
+        }
+    }
+    return Py_BuildValue("(nllll)", r, accepted_sum, counted, deepest, stale);
+}
+
 /* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): BatchOneChoice._best_length's loop
    over a sentence with counts of its own -- the draft length 1 .. limit with the most expected tokens per second
    above `best` (tokens per second), else 0 */
@@ -355,23 +438,53 @@ static int table_of(PyObject *dict, int **keys, double **vals, int *n) {
     return 0;
 }
 
-/* choose_fused(limits, counts, fresh, left, q, q_first, extra, least, drafter_s, start_s, par, most): the batched
-   choice (fused above) for B = len(limits) rows. counts[r]: row r's sentence's (reach, acc) lists, or None; fresh[r]:
-   its drafter has not started; left[r]: tokens it has left; drafter_s / start_s: {rows asked: seconds}; par: the nine
+/* a decode state's row as the batched choice reads it: its sentence's counts (borrowed; NULL where it has none), whether
+   its drafter has not started, and the tokens it has left (BatchedChoice._tokens_left) */
+static int row_of(PyObject *st, PyObject **counts, int *fresh, int *left) {
+    PyObject *extra = PyObject_GetAttr(st, s_extra), *src = NULL, *prefix = NULL;
+    int rc = -1;
+    if (!extra) return -1;
+    if (!PyDict_Check(extra)) {
+        PyErr_SetString(PyExc_TypeError, "a state's extra must be a dict");
+        goto done;
+    }
+    PyObject *sent = PyDict_GetItemWithError(extra, s_policy_counts);
+    if (!sent && PyErr_Occurred()) goto done;
+    *counts = sent == Py_None ? NULL : sent; /* (the dict holds it while the choice runs) */
+    PyObject *started = PyDict_GetItemWithError(extra, s_drafter_started);
+    if (!started && PyErr_Occurred()) goto done;
+    const int on = started ? PyObject_IsTrue(started) : 0;
+    if (on < 0) goto done;
+    *fresh = !on;
+    if (!(src = PyObject_GetAttr(st, s_src_list)) || !(prefix = PyObject_GetAttr(st, s_prefix))) goto done;
+    const Py_ssize_t n_src = PyObject_Length(src), n_prefix = PyObject_Length(prefix);
+    if (n_src < 0 || n_prefix < 0) goto done;
+    *left = n_src + 1 - n_prefix > 1 ? (int)(n_src + 1 - n_prefix) : 1;
+    rc = 0;
+done:
+    Py_DECREF(extra);
+    Py_XDECREF(src);
+    Py_XDECREF(prefix);
+    return rc;
+}
+
+/* choose_fused(limits, states, q, q_first, extra, least, drafter_s, start_s, par, most): the batched choice (fused
+   above) for B = len(limits) rows, reading each row's state (row_of): its sentence's (reach, acc) counts, or none;
+   whether its drafter has started; the tokens it has left. drafter_s / start_s: {rows asked: seconds}; par: the nine
    numbers fused reads. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
    positions read), or (-1, the tables' length needed) where extra / least are too short. */
 static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 12) {
-        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, counts, fresh, left, q, q_first, extra, least, "
-                                         "drafter_s, start_s, par, most)");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, states, q, q_first, extra, least, drafter_s, start_s, "
+                                         "par, most)");
         return NULL;
     }
-    if (lists(args, 4) < 0) return NULL;
+    if (lists(args, 2) < 0) return NULL;
     const Py_ssize_t B = PyList_GET_SIZE(args[0]);
-    const long most = PyLong_AsLong(args[11]);
+    const long most = PyLong_AsLong(args[9]);
     if (most == -1 && PyErr_Occurred()) return NULL;
-    if (PyList_GET_SIZE(args[1]) != B || PyList_GET_SIZE(args[2]) != B || PyList_GET_SIZE(args[3]) != B) {
-        PyErr_SetString(PyExc_ValueError, "limits, counts, fresh and left must have one item a row");
+    if (PyList_GET_SIZE(args[1]) != B) {
+        PyErr_SetString(PyExc_ValueError, "limits and states must have one item a row");
         return NULL;
     }
     PyObject *result = NULL;
@@ -385,15 +498,13 @@ static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t 
         goto done;
     }
     int *limits = ints, *fresh = ints + B, *left = ints + 2 * B, *n_out = ints + 3 * B, *read_out = ints + 4 * B;
-    if (ints_of(args[0], B, limits) < 0 || ints_of(args[3], B, left) < 0) goto done;
+    if (ints_of(args[0], B, limits) < 0) goto done;
     long most_limit = 0;
     for (Py_ssize_t r = 0; r < B; r++) {
-        const int f = PyObject_IsTrue(PyList_GET_ITEM(args[2], r));
-        if (f < 0) goto done;
-        fresh[r] = f;
+        PyObject *sent = NULL;
+        if (row_of(PyList_GET_ITEM(args[1], r), &sent, fresh + r, left + r) < 0) goto done;
         if (limits[r] > most_limit) most_limit = limits[r];
-        PyObject *sent = PyList_GET_ITEM(args[1], r);
-        if (sent == Py_None) continue;
+        if (!sent) continue;
         if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !long_enough(PyTuple_GET_ITEM(sent, 0), limits[r])
             || !long_enough(PyTuple_GET_ITEM(sent, 1), limits[r])) {
             PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists as long as its "
@@ -403,15 +514,15 @@ static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t 
         reach[r] = PyTuple_GET_ITEM(sent, 0);
         acc[r] = PyTuple_GET_ITEM(sent, 1);
     }
-    PyObject *q = args[4], *q_first = args[5], *extra = args[6], *least = args[7];
+    PyObject *q = args[2], *q_first = args[3], *extra = args[4], *least = args[5];
     if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit) || !PyList_Check(extra) ||
         !long_enough(least, PyList_GET_SIZE(extra) - 1)) {
         PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit, extra and least lists "
                                           "of one length");
         goto done;
     }
-    if (!(par = doubles_of(args[10], 9, NULL))) goto done;
-    if (table_of(args[8], &d_keys, &d_vals, &n_d) < 0 || table_of(args[9], &s_keys, &s_vals, &n_s) < 0) goto done;
+    if (!(par = doubles_of(args[8], 9, NULL))) goto done;
+    if (table_of(args[6], &d_keys, &d_vals, &n_d) < 0 || table_of(args[7], &s_keys, &s_vals, &n_s) < 0) goto done;
     double out[2] = {0.0, 0.0};
     const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, extra, least,
                             (int)PyList_GET_SIZE(extra), d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most,
@@ -514,9 +625,19 @@ static PyMethodDef methods[] = {
     {"best_length", (PyCFunction)(void (*)(void))best_length, METH_FASTCALL, "a sentence's next draft length"},
     {"choose_fused", (PyCFunction)(void (*)(void))choose_fused, METH_FASTCALL, "a batch's draft lengths"},
     {"fit_add", (PyCFunction)(void (*)(void))fit_add, METH_FASTCALL, "count a drafted pass in a fit"},
+    {"count_rows", (PyCFunction)(void (*)(void))count_rows, METH_FASTCALL, "count a batched pass's rows"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_fd_choice", .m_size = -1, .m_methods = methods};
 
-PyMODINIT_FUNC PyInit__fd_choice(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fd_choice(void) {
+    if (!(s_last_drafted = PyUnicode_InternFromString("last_drafted")) ||
+        !(s_last_accepted = PyUnicode_InternFromString("last_accepted")) ||
+        !(s_extra = PyUnicode_InternFromString("extra")) ||
+        !(s_policy_counts = PyUnicode_InternFromString("policy_counts")) ||
+        !(s_drafter_started = PyUnicode_InternFromString("drafter_started")) ||
+        !(s_src_list = PyUnicode_InternFromString("src_list")) || !(s_prefix = PyUnicode_InternFromString("prefix")))
+        return NULL;
+    return PyModule_Create(&module);
+}

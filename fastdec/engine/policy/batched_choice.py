@@ -299,7 +299,10 @@ class BatchedChoice:
             # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
             # backend)
             return self._probe_rows(limits, 1)
-        if self._batch_greedy_near(B) is None and self._run_greedy_near(B) is None:
+        measured = self._batch_greedy_near(B)
+        if measured is None:
+            measured = self._run_greedy_near(B)
+        if measured is None:
             # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
             # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
             # alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first batch at
@@ -307,7 +310,7 @@ class BatchedChoice:
             # first cost two greedy passes a batch: IAD at B = 2 drafted 5.6 tokens per iteration against 13.3.)
             return [0] * B
         fixed, factor = self.batch_line(B)
-        factor *= self._scale(B, cost)
+        factor *= self._scale(B, cost, measured)
         step = self.greedy_pass_s(B, cost)
 
         def no_draft() -> List[int]:
@@ -342,11 +345,11 @@ class BatchedChoice:
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
         # (with the bar: a draft clears it only where one of its positions does, value over least cost)
-        floor = factor * self._min_marginal(cost, B) * self._bar(B, step) if fused else 0.0
+        bar = self._bar(B, step)
+        floor = factor * self._min_marginal(cost, B) * bar if fused else 0.0
         module = self._native if fused else None
         if module is not None:  # (the same choice, bit for bit: below, a position read cost 2.7 us)
-            par = (self.weight, floor, step, fixed, factor, self._read_s, cost.pad_s, self._bet_cap(step),
-                   self._bar(B, step))
+            par = (self.weight, floor, step, fixed, factor, self._read_s, cost.pad_s, self._bet_cap(step), bar)
             best_t, n, best, best_expected, read = native_choice.choose_fused(module, self, states, limits, cost, B,
                                                                               par, self._first_bet(B))
             took_all = False

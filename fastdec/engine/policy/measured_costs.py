@@ -199,15 +199,16 @@ class MeasuredCosts:
             if fed + max(cost.batch - rows, 0) > 1.5 * cost.fed[-1]:
                 return  # past the measured passes the prediction is a straight line out: its error says little of
                 # the passes the choice usually weighs
-            predicted = (cost.extra(fed, self._projected(drafted), base=rows)
-                         + cost.pad_s * (rows * (1 + max(drafted)) - fed)) * self._scale(rows, cost)
-            if predicted <= 0:
-                return
             # what drafts add is this pass less a greedy pass of the same rows *in this batch*: a batch's passes cost
             # what its sentences' lengths make them (the longest batch first), and a greedy pass measured in another
             # batch (or the calibration's) would put that difference into the line's fixed part. A drafted pass
             # waits for the batch's greedy pass of its rows, and one that never comes leaves it out
             base = self._batch_greedy_near(rows)
+            predicted = (cost.extra(fed, self._projected(drafted), base=rows)
+                         + cost.pad_s * (rows * (1 + max(drafted)) - fed)) * self._scale(
+                rows, cost, base if base is not None else self._run_greedy_near(rows))
+            if predicted <= 0:
+                return
             if base is None:
                 self._pending.setdefault(rows, []).append((predicted, seconds))
             else:
@@ -293,7 +294,7 @@ class MeasuredCosts:
             return 0.0, 1.0
         return 0.0, fits[_nearest(fits, key)].line[1]
 
-    def _scale(self, rows: int, cost: PassCost) -> float:
+    def _scale(self, rows: int, cost: PassCost, measured: Optional[float] = None) -> float:
         """How much dearer a real greedy pass of ``rows`` rows (a batch) is than the calibration's (1 to 4): the
         calibration's dummy sentences attend over fewer positions than a batch of real ones (the longest first), and
         what a drafted token adds grows the same way. The factor learned from drafted passes then corrects only what
@@ -306,7 +307,8 @@ class MeasuredCosts:
         drafted whole sources, and fell to 0.79-0.84 of fixed IAD's speed at B = 16 (0.97 and 0.91 unscaled)."""
         if rows <= 1 or not self._real_tokens_only:  # batch 1: its calibration decodes like the loop
             return 1.0
-        measured = self._batch_greedy_near(rows) or self._run_greedy_near(rows)  # this batch's first
+        if measured is None:  # (the batched choice hands over what it looked up)
+            measured = self._batch_greedy_near(rows) or self._run_greedy_near(rows)  # this batch's first
         if measured is None:
             return 1.0
         return min(max(measured / (cost.step_s * min(rows / cost.batch, 1.0)), 1.0), 4.0)

@@ -50,16 +50,15 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
     """The C choice for ``states`` (``par``: weight, floor, greedy step, fixed part, factor, seconds per position
     read, padding's seconds a position, a first bet's cap, the bar): ``(positions taken, draft lengths, tokens per
     second promised, tokens expected, positions read)``."""
-    counts = [st.extra.get("policy_counts") for st in states]
-    fresh = [not st.extra.get("drafter_started") for st in states]
-    left = [policy._tokens_left(st) for st in states]
+    states = states if isinstance(states, list) else list(states)
     key = ("fused", id(cost), B)
     tables = policy._extras.get(key)  # (what t draft tokens add to the pass, and the least one more adds from t on)
     if tables is None or len(tables[1]) != len(tables[0]):  # (the first list grows in place: read by other sizes)
         tables = _tables(policy, key, cost, B, 16)
     while True:
-        got = module.choose_fused(limits, counts, fresh, left, policy.q, policy.q_first, tables[0], tables[1],
-                                  policy._drafter_s, policy._start_s, par, most)
+        # (the C reads each row's counts, drafter start and tokens left from its state: BatchedChoice._tokens_left)
+        got = module.choose_fused(limits, states, policy.q, policy.q_first, tables[0], tables[1], policy._drafter_s,
+                                  policy._start_s, par, most)
         if got[0] != -1:
             return got
         tables = _tables(policy, key, cost, B, got[1])  # too short: extended as far as the choice read, asked again
