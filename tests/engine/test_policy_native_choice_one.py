@@ -96,31 +96,21 @@ class _Row:
         self.last_drafted, self.last_accepted, self.extra = drafted, accepted, {"policy_counts": counts}
 
 
-def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_stops_where_python_must_count():
+def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_makes_a_sentence_s_first_counts():
     one = native_choice.choice_module()
     if one is None:
         pytest.skip("no C compiler or no Python headers")
-    ends, gots = [0] * 10, [0] * 10
+    ends, gots, ends_first, gots_first = [0] * 10, [0] * 10, [0] * 10, [0] * 10
+    tables = (ends, gots, ends_first, gots_first)
     with pytest.raises(IndexError):  # a sentence's counts shorter than its draft
-        one.count_rows([_Row(6, 6, ([0] * 4, [0] * 4))], [6], 0, 8, ends, gots, 0, 100.0)
+        one.count_rows([_Row(6, 6, ([0] * 4, [0] * 4))], [6], 0, 8, *tables, 0, 100.0)
     with pytest.raises(ValueError):  # one asked a row
-        one.count_rows([_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2], 0, 8, ends, gots, 0, 100.0)
+        one.count_rows([_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2], 0, 8, *tables, 0, 100.0)
     rows = [_Row(3, 1, ([0] * 10, [0] * 10)), _Row(2, 2, None), _Row(4, 4, ([0] * 10, [0] * 10))]
-    # the second row's sentence has no counts: the first is counted, and the count stops there
-    assert one.count_rows(rows, [3, 2, 4], 0, 8, ends, gots, 0, 100.0) == (1, 1, 1, 2, 1)
-    assert rows[0].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1] + [0] * 8) and ends[2] == gots[1] == 1
+    # the second row's sentence has no counts yet: made as the Python code makes them, and counted as a first draft
+    assert one.count_rows(rows, [3, 2, 0], 0, 8, *tables, 0, 100.0) == (3, 3, 2, 2, 2)
+    assert rows[0].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1] + [0] * 8)
+    assert rows[1].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1, 1] + [0] * 7)  # (horizon + 2 positions)
+    assert ends[2] == 2 and gots[1] == gots[2] == 1 and ends_first[2] == gots_first[2] == 1 and sum(ends_first) == 1
     # a refresh due (4 * stale >= reach[1]) stops it after the row that made it due
-    assert one.count_rows(rows, [3, 2, 4], 2, 8, ends, gots, 2, 12.0) == (3, 4, 1, 4, 3)
-
-
-def test_without_python_s_headers_the_python_loops_count_and_choose(tmp_path, monkeypatch):
-    monkeypatch.setattr(native_choice, "_LOADED", {})
-    monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(native_choice.sysconfig, "get_paths", lambda: {"include": str(tmp_path / "no-headers")})
-    assert native_choice.choice_module() is None
-    policy = policy_with({1: (1e-4, 2e-5, 1e-5, 1e-4)}, horizon=HORIZON)
-    assert policy._native is None
-    state = State(max_draft=HORIZON)
-    policy._count_sentence(state, 4, 3)
-    assert state.extra["policy_counts"][0][1:6] == [1, 1, 1, 1, 0]
-    assert policy._best_length(HORIZON, True, state.extra["policy_counts"], 1e-4, 1.05) >= 0
+    assert one.count_rows(rows, [3, 2, 4], 1, 8, *tables, 2, 12.0) == (2, 2, 1, 2, 3)

@@ -238,3 +238,15 @@ def test_first_draft_rates_past_the_deepest_position_counted_are_the_input_s():
     policy.reach_first[30], policy.acc_first[30] = 4.0, 1.0  # (set directly, past the deepest position counted)
     policy._refresh()
     assert policy.q_first == every_position() and policy.q_first[30] != policy.q[30]
+
+
+def test_a_drafted_pass_s_prediction_on_a_fused_pass_is_the_choice_s_table_entry():
+    """On a pass that feeds and projects every drafted token (the C backend's), a drafted pass is predicted from the
+    table the choice reads: for batches smaller than the one measured, as large and larger, the same number as the
+    cost's own prediction."""
+    policy = policy_with({8: (1e-4, 3e-5, 1e-5, 2e-3)}, horizon=16)
+    cost = policy._costs[8]
+    cost.pass_s[3] *= 1.3  # (a curve with a bend, not a straight line)
+    for rows in (2, 5, 8, 11):
+        for t in range(0, 70, 3):
+            assert policy._extra_upto(cost, rows, t)[t] == cost.extra(rows + t, rows + t, base=rows)

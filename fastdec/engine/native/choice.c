@@ -99,23 +99,47 @@ static int int_attr(PyObject *obj, PyObject *name, long *out) {
 static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
     *s_prefix;
 
-/* count_rows(states, asked, start, horizon, ends, gots, stale, reach_1): AcceptanceCounts.observe_rows from row
-   `start` on -- each row asked for a draft (asked[r] > 0) whose sentence has counts: its iteration added to them
-   (count_sentence) and to the input's counts waiting to be folded (ends[top] += 1, gots[got] += 1), `stale` going up
-   by one a row. Stops after the row that makes 4 * stale >= reach_1 (the policy refreshes its rates there, as
-   _count does), or at a row whose sentence has no counts yet (the Python code makes them). Returns (the row it
-   stopped at, or len(states); tokens accepted, rows counted, the deepest position counted, stale). */
+/* a sentence's first counts, as AcceptanceCounts._count_sentence makes them: ([0] * (horizon + 2), [0] * (horizon + 2)),
+   kept in its state's extra dict */
+static PyObject *new_counts(PyObject *extra, long horizon) {
+    PyObject *reach = PyList_New(horizon + 2), *acc = PyList_New(horizon + 2), *zero = PyLong_FromLong(0), *sent = NULL;
+    if (!reach || !acc || !zero) goto done;
+    for (long m = 0; m < horizon + 2; m++) {
+        Py_INCREF(zero);
+        PyList_SET_ITEM(reach, m, zero);
+        Py_INCREF(zero);
+        PyList_SET_ITEM(acc, m, zero);
+    }
+    sent = PyTuple_Pack(2, reach, acc);
+    if (sent && PyDict_SetItem(extra, s_policy_counts, sent) < 0) Py_CLEAR(sent);
+done:
+    Py_XDECREF(reach);
+    Py_XDECREF(acc);
+    Py_XDECREF(zero);
+    Py_XDECREF(sent); /* (the dict holds it: returned borrowed) */
+    return sent;
+}
+
+/* count_rows(states, asked, start, horizon, ends, gots, ends_first, gots_first, stale, reach_1):
+   AcceptanceCounts.observe_rows from row `start` on -- each row asked for a draft (asked[r] > 0): its iteration added
+   to its sentence's counts (count_sentence; a sentence's first drafted iteration makes them, as _count_sentence does,
+   and is also counted in ends_first / gots_first) and to the input's counts waiting to be folded (ends[top] += 1,
+   gots[got] += 1), `stale` going up by one a row. Stops after the row that makes 4 * stale >= reach_1 (the policy
+   refreshes its rates there, as _count does). Returns (the row after the last counted, or len(states); tokens
+   accepted, rows counted, the deepest position counted, stale). */
 static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, stale, reach_1)");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, ends_first, gots_first, "
+                                         "stale, reach_1)");
         return NULL;
     }
-    if (lists(args, 2) < 0 || lists(args + 4, 2) < 0) return NULL;
-    PyObject *states = args[0], *asked = args[1], *ends = args[4], *gots = args[5];
+    if (lists(args, 2) < 0 || lists(args + 4, 4) < 0) return NULL;
+    PyObject *states = args[0], *asked = args[1], *ends = args[4], *gots = args[5], *ends_first = args[6],
+             *gots_first = args[7];
     const Py_ssize_t n = PyList_GET_SIZE(states);
     const long start = PyLong_AsLong(args[2]), horizon = PyLong_AsLong(args[3]);
-    long stale = PyLong_AsLong(args[6]);
-    const double reach_1 = PyFloat_AsDouble(args[7]);
+    long stale = PyLong_AsLong(args[8]);
+    const double reach_1 = PyFloat_AsDouble(args[9]);
     if (PyErr_Occurred()) return NULL;
     if (PyList_GET_SIZE(asked) != n) {
         PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
@@ -128,12 +152,6 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
         if (want == -1 && PyErr_Occurred()) return NULL;
         if (!want) continue;
         PyObject *st = PyList_GET_ITEM(states, r);
-        PyObject *extra = PyObject_GetAttr(st, s_extra);
-        if (!extra) return NULL;
-        PyObject *sent = PyDict_Check(extra) ? PyDict_GetItemWithError(extra, s_policy_counts) : NULL;
-        Py_DECREF(extra); /* (the state holds the dict, and the dict the counts) */
-        if (PyErr_Occurred()) return NULL;
-        if (!sent || sent == Py_None) break; /* a sentence's first count: the Python code makes its counts */
         long drafted, accepted, top, got;
         if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return NULL;
         if (drafted > 0) { /* (_reached, for a row that was asked) */
@@ -144,6 +162,21 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
             top = 1;
             got = 0;
         }
+        PyObject *extra = PyObject_GetAttr(st, s_extra);
+        if (!extra) return NULL;
+        if (!PyDict_Check(extra)) {
+            Py_DECREF(extra);
+            PyErr_SetString(PyExc_TypeError, "a state's extra must be a dict");
+            return NULL;
+        }
+        PyObject *sent = PyDict_GetItemWithError(extra, s_policy_counts);
+        const int first = !sent || sent == Py_None;
+        if (!PyErr_Occurred() && first) sent = new_counts(extra, horizon);
+        Py_DECREF(extra); /* (the state holds the dict, and the dict the counts) */
+        if (!sent) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "a row's counts could not be made");
+            return NULL;
+        }
         if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !PyList_Check(PyTuple_GET_ITEM(sent, 0)) ||
             !PyList_Check(PyTuple_GET_ITEM(sent, 1))) {
             PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists");
@@ -151,12 +184,14 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
         }
         PyObject *reach = PyTuple_GET_ITEM(sent, 0), *acc = PyTuple_GET_ITEM(sent, 1);
         if (top >= PyList_GET_SIZE(reach) || top >= PyList_GET_SIZE(acc) || top >= PyList_GET_SIZE(ends) ||
-            top >= PyList_GET_SIZE(gots) || got < 0) {
+            top >= PyList_GET_SIZE(gots) || top >= PyList_GET_SIZE(ends_first) || top >= PyList_GET_SIZE(gots_first)
+            || got < 0) {
             PyErr_SetString(PyExc_IndexError, "counts shorter than the draft counted");
             return NULL;
         }
         for (long m = 1; m <= top; m++)
             if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return NULL;
+        if (first && (add_one(ends_first, top) < 0 || add_one(gots_first, got) < 0)) return NULL;
         if (add_one(ends, top) < 0 || add_one(gots, got) < 0) return NULL;
         accepted_sum += accepted;
         counted++;

@@ -248,6 +248,25 @@ class BatchedChoice:
         for st, k in zip(states, n):
             st.extra["policy_standing"] = k > 0
 
+    def _no_draft(self, states, limits: Sequence[int], cost: PassCost, fixed: float, factor: float, step: float,
+                  key: int) -> List[int]:
+        """:meth:`choose_batch` where no draft pays: a probe where one is due, else "no draft", held (under ``key``)
+        while nothing it depends on changes. (A method, not a closure in the choice: a closure's variables are cells,
+        read more slowly by every line of the choice.)"""
+        B = len(states)
+        probe_n = self._probe_rows(limits)  # (made only here: most choices draft)
+        probed = sum(1 for n in probe_n if n)
+        if not probed:
+            return [0] * B
+        probe_cost = self._probe_cost(fixed + factor * cost.extra(B + sum(probe_n), self._projected(probe_n), base=B),
+                                      probed)
+        if self._probe_due(step, probe_cost):
+            return probe_n
+        own = _counted(states)
+        self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
+        self._hold_batch(B, step, probe_cost, key)
+        return [0] * B
+
     def choose_batch(self, states, verifier) -> List[int]:
         """The draft length of every row of a batch (one pass verifies them all)."""
         B = len(states)
@@ -313,19 +332,6 @@ class BatchedChoice:
         factor *= self._scale(B, cost, measured)
         step = self.greedy_pass_s(B, cost)
 
-        def no_draft() -> List[int]:
-            probe_n = self._probe_rows(limits)  # (made only here: most choices draft)
-            probed = sum(1 for n in probe_n if n)
-            if not probed:
-                return [0] * B
-            probe_cost = self._probe_cost(fixed + factor * cost.extra(B + sum(probe_n), self._projected(probe_n),
-                                                                      base=B), probed)
-            if self._probe_due(step, probe_cost):
-                return probe_n
-            own = _counted(states)
-            self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
-            self._hold_batch(B, step, probe_cost, key)
-            return [0] * B
         fused = self._rows_fused
         depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
         if depth and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
@@ -334,7 +340,7 @@ class BatchedChoice:
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
             chosen = self._choose_padded(states, limits, cost, B, fixed, factor, step)
             if chosen is None:
-                return no_draft()
+                return self._no_draft(states, limits, cost, fixed, factor, step, key)
             self._skipped_s = 0.0
             n, rate, took_all, expected = chosen
             if took_all:
@@ -359,7 +365,8 @@ class BatchedChoice:
         if fused and read >= _READ_AT_LEAST:
             self._observe_read((time.perf_counter() - t0) / read)
         if best_t == 0:
-            return no_draft()  # (which holds the choice while nothing it depends on changes)
+            # (which holds the choice while nothing it depends on changes)
+            return self._no_draft(states, limits, cost, fixed, factor, step, key)
         self._skipped_s = 0.0
         if took_all:
             self._stand(states, n, B)

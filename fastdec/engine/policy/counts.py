@@ -48,16 +48,17 @@ class AcceptanceCounts:
                 self._count(top, got, False)
 
     def _count_rows_native(self, native, states, asked: Sequence[int]) -> None:
-        """:meth:`observe_rows` with its loop in C (``native/choice.c``'s ``count_rows``): it counts rows until a
-        refresh of the rates is due or a row's sentence has no counts yet, and this method does what :meth:`_count`
-        does beside that (the refresh; a sentence's first count in Python), then hands over the rows left. (In Python
-        the loop cost 3-4 us a row, about a fifth of the policy's time at B = 4 on the fast backend.)"""
+        """:meth:`observe_rows` with its loop in C (``native/choice.c``'s ``count_rows``, a sentence's first counts made
+        there too): it counts rows until a refresh of the rates is due, and this method does what :meth:`_count` does
+        beside that (the refresh), then hands over the rows left. (In Python the loop cost 3-4 us a row, and a
+        sentence's first count 8-9 us.)"""
         states = states if isinstance(states, list) else list(states)
         asked = asked if isinstance(asked, list) else list(asked)
         r, n = 0, len(states)
         while r < n:
-            r, accepted, counted, deepest, stale = native.count_rows(states, asked, r, self.horizon, self._ends,
-                                                                     self._gots, self._stale, self.reach[1])
+            r, accepted, counted, deepest, stale = native.count_rows(
+                states, asked, r, self.horizon, self._ends, self._gots, self._ends_first, self._gots_first, self._stale,
+                self.reach[1])
             self._iter_accepted += accepted
             self._version += counted
             self._stale = stale
@@ -67,12 +68,6 @@ class AcceptanceCounts:
                     self._deepest = deepest
             if counted and 4 * stale >= self.reach[1]:
                 self._refresh()
-            elif r < n:  # a row whose sentence counts its first drafted iteration
-                st = states[r]
-                top, got = self._reached(st.last_drafted, st.last_accepted, asked[r])
-                self._iter_accepted += st.last_accepted
-                self._count(top, got, self._count_sentence(st, top, got))
-                r += 1
 
     def _reached(self, drafted: int, accepted: int, asked: Optional[int]) -> Tuple[int, int]:
         """The deepest position an iteration counts (``top``: the first rejected, or the draft's last) and how many of

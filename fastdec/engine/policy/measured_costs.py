@@ -204,9 +204,14 @@ class MeasuredCosts:
             # batch (or the calibration's) would put that difference into the line's fixed part. A drafted pass
             # waits for the batch's greedy pass of its rows, and one that never comes leaves it out
             base = self._batch_greedy_near(rows)
-            predicted = (cost.extra(fed, self._projected(drafted), base=rows)
-                         + cost.pad_s * (rows * (1 + max(drafted)) - fed)) * self._scale(
-                rows, cost, base if base is not None else self._run_greedy_near(rows))
+            if self._rows_fused:  # (every drafted token fed and projected: the choice's table, the same numbers)
+                t = fed - rows
+                extra_s = self._extra_upto(cost, rows, t)[t]
+            else:
+                extra_s = cost.extra(fed, self._projected(drafted), base=rows)
+            if cost.pad_s:
+                extra_s += cost.pad_s * (rows * (1 + max(drafted)) - fed)
+            predicted = extra_s * self._scale(rows, cost, base if base is not None else self._run_greedy_near(rows))
             if predicted <= 0:
                 return
             if base is None:
