@@ -4,8 +4,11 @@
      the Python loop of BatchedChoice.choose_batch, reading the same positions in the same order. In Python each
      position read cost about 2.7 us (a heap of rows' next positions, a generator, a closure), 5-8 % of a batched decode
      at B = 2-8 on the fast backend. It reads the rows' counts and the policy's tables from the Python objects
-     themselves: handed over through ctypes (each row's counts copied to C ints, the tables kept as C arrays), the
-     hand-over took 30-50 us of a 45-65 us choice.
+     themselves, and each row's counts, drafter start and tokens left from its decode state: handed over through
+     ctypes (each row's counts copied to C ints, the tables kept as C arrays), the hand-over took 30-50 us of a
+     45-65 us choice.
+   - The counting of a batched pass's rows (count_rows): each row's iteration into its sentence's counts and the
+     input's, as AcceptanceCounts.observe_rows counts them (in Python 3-4 us a row, and 8-9 us a sentence's first).
    - The batch-1 counting and choice (count_sentence, best_length): every iteration of a batch-1 decode counts its
      draft into its sentence's counts and chooses the next draft length from them; in Python the two loops over draft
      positions took about a fifth of the policy's time there. They read and write the same Python lists the Python
@@ -99,8 +102,8 @@ static int int_attr(PyObject *obj, PyObject *name, long *out) {
 static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
     *s_prefix;
 
-/* a sentence's first counts, as AcceptanceCounts._count_sentence makes them: ([0] * (horizon + 2), [0] * (horizon + 2)),
-   kept in its state's extra dict */
+/* a sentence's first counts, as AcceptanceCounts._count_sentence makes them -- ([0] * (horizon + 2),
+   [0] * (horizon + 2)) -- kept in its state's extra dict */
 static PyObject *new_counts(PyObject *extra, long horizon) {
     PyObject *reach = PyList_New(horizon + 2), *acc = PyList_New(horizon + 2), *zero = PyLong_FromLong(0), *sent = NULL;
     if (!reach || !acc || !zero) goto done;
@@ -129,8 +132,8 @@ done:
    accepted, rows counted, the deepest position counted, stale). */
 static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, ends_first, gots_first, "
-                                         "stale, reach_1)");
+        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, ends_first, "
+                                         "gots_first, stale, reach_1)");
         return NULL;
     }
     if (lists(args, 2) < 0 || lists(args + 4, 4) < 0) return NULL;
@@ -473,8 +476,8 @@ static int table_of(PyObject *dict, int **keys, double **vals, int *n) {
     return 0;
 }
 
-/* a decode state's row as the batched choice reads it: its sentence's counts (borrowed; NULL where it has none), whether
-   its drafter has not started, and the tokens it has left (BatchedChoice._tokens_left) */
+/* a decode state's row as the batched choice reads it: its sentence's counts (borrowed; NULL where it has none),
+   whether its drafter has not started, and the tokens it has left (BatchedChoice._tokens_left) */
 static int row_of(PyObject *st, PyObject **counts, int *fresh, int *left) {
     PyObject *extra = PyObject_GetAttr(st, s_extra), *src = NULL, *prefix = NULL;
     int rc = -1;

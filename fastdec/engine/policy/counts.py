@@ -149,8 +149,8 @@ class AcceptanceCounts:
         q[top + 1: self.horizon + 1] = [prev] * (self.horizon - top)
         if self.reach_first[1]:
             reach, acc = self.reach_first, self.acc_first
-            # positions no first draft reached keep q (past the deepest counted: every one of them, at a horizon of
-            # 256 nine tenths of the list, read in C)
+            # positions no first draft reached keep q: past the deepest position counted, every one of them (most of
+            # the list at the default horizon of 64; that they are all 0 is checked by any(), in C)
             read = range(1, top + 1) if not (reach[0] or any(reach[top + 1:])) else range(len(q))
             q_first = q[:]
             for m in read:
