@@ -7,8 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import (accepted_at, batch_policy, batch_rows, fused_case, judged, policy_with, rows_of,
-                            ranking_spy, started_batch, State)
+from helpers.policy import (accepted_at, batch_policy, batch_rows, fused_case, judged, policy_with, projection_rows,
+                            rows_of, ranking_spy, started_batch, State)
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
@@ -492,12 +492,23 @@ def scanned_rates(policy: CostAwarePolicy, cost: PassCost, ranked, started, src_
     """The tokens per second that the t best-ranked positions promise, t = 0 .. all (0: the bar a draft must clear),
     each count priced as the batched choice prices it: the drafter of the rows asked, the fresh rows' starts by their
     expected tokens' share of the tokens they have left, and what ``added(t, widest draft + 1, positions past the
-    8th)`` says the tokens add to the pass."""
+    8th, rows projected)`` says the tokens add to the pass, where a position past a row's 8th is projected only where
+    the row's drafts before its chunk (8, 16, 32 ... positions) were all accepted: in expectation, the row's value at
+    the chunk's start."""
     B = cost.batch
     step = policy.greedy_pass_s(B, cost)
     rate_at, expected, asked, fresh, new_tokens, new_left = [policy._bar(B, step)], float(B), set(), 0, 0.0, 0
-    width, late = 1, 0
+    width, late, projected, chunk_value = 1, 0, 0.0, {}
     for t, (p, r, m) in enumerate(ranked, 1):
+        if m < 8:
+            projected += 1.0
+        else:
+            starts = [8]
+            while starts[-1] * 2 + 8 <= m:
+                starts.append(starts[-1] * 2 + 8)
+            if m == starts[-1]:
+                chunk_value[r] = -p
+            projected += chunk_value[r]
         expected -= p
         if r not in asked:
             asked.add(r)
@@ -508,7 +519,8 @@ def scanned_rates(policy: CostAwarePolicy, cost: PassCost, ranked, started, src_
             new_tokens -= p
         width, late = max(width, m + 1), late + (m >= 8)
         start = policy.start_cost(fresh) * min(new_tokens / new_left, 1.0) if new_left else 0.0
-        rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start + added(t, width, late)))
+        rate_at.append(expected / (step + policy.drafter_cost(len(asked)) + start
+                                   + added(t, width, late, projected)))
     return rate_at
 
 
@@ -519,14 +531,16 @@ def test_a_fused_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full_
     the pass's cost climbs in steps, what stops it is the least step from there on, not the next one, and its answer
     is what a scan of every count of the best-ranked positions finds, each priced as the choice prices it (the
     drafter of the rows asked, their starts' share of the tokens left, what the real tokens add to the pass)."""
-    horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens = c
+    horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens, per_row = c
     B = len(limits)
-    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 1e-5], step_s=pass_s[0])
+    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, step_s=pass_s[0], **projection_rows(B, per_row))
     policy = batch_policy(cost, horizon, q, drafter_s, fused=True)
     states = rows_of(counts, started, limits, src_lens)
     ranked = ranked_positions(policy, states, limits, q)
+    used = policy._costs[B]  # (the cost as the policy reads it: a projection no dearer per row than fewer rows')
     rate_at = scanned_rates(policy, cost, ranked, started, src_lens,
-                            lambda t, width, late: cost.extra(B + t, B + t, base=B))
+                            lambda t, width, late, projected: used.fed_extra(B + t, base=B)
+                            + used.rows_extra(B + projected, base=B))
     best = max(rate_at)
     best_t = rate_at.index(best) if best > rate_at[0] else 0
     got = policy.choose_batch(states, None)
@@ -567,7 +581,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     policy = batch_policy(cost, horizon, q, drafter_s, fused=False)
     states = rows_of(counts, started, limits, src_lens)
     ranked = ranked_positions(policy, states, limits, q)
-    rate_at = scanned_rates(policy, cost, ranked, started, src_lens, lambda t, width, late: (
+    rate_at = scanned_rates(policy, cost, ranked, started, src_lens, lambda t, width, late, projected: (
         cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)))
     best_t, best = 0, rate_at[0]
     for t, rate in enumerate(rate_at[1:], 1):

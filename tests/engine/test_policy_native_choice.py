@@ -4,7 +4,7 @@ first length); and the Python loop where no C compiler is found."""
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from helpers.policy import batch_policy, fused_case, rows_of
+from helpers.policy import batch_policy, fused_case, projection_rows, rows_of
 from helpers.properties import property_settings
 
 from fastdec.engine.policy import PassCost, native_choice
@@ -15,15 +15,14 @@ SETTINGS = property_settings(1)
 def _choose(c, extra, python: bool):
     """The choice (draft lengths, promise, positions read as the choice measured them) of a policy made for case ``c``,
     in Python or in C."""
-    horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens = c
+    horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens, per_row = c
     read_s, pad_s, d_keys, s_keys, wide = extra
     B = len(limits)
     if wide:  # more rows than the tables' first length (16 positions): the C choice asks for longer ones
         limits, counts, started, src_lens = limits * 4, counts * 4, started * 4, src_lens * 4
         B *= 4
         fed = [B + f - fed[0] for f in fed]
-    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, rows=[B, 8 * B], rows_s=[1e-5, 1e-5], step_s=pass_s[0],
-                    pad_s=pad_s)
+    cost = PassCost(batch=B, fed=fed, pass_s=pass_s, step_s=pass_s[0], pad_s=pad_s, **projection_rows(B, per_row))
     policy = batch_policy(cost, horizon, q, drafter_s, fused=True)
     policy._read_s = read_s
     policy._drafter_s = {k: drafter_s * k for k in d_keys}
@@ -55,7 +54,7 @@ def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     assert native_choice.choice_module() is None
     case = (4, [0.97] * 4, [4, 4], [None, None], [2, 3, 4, 6, 10, 18, 34, 74], [1e-3] + [1.000001e-3] * 7, 0.0,
-            [True, True], [20, 20])
+            [True, True], [20, 20], 0.0)
     got, promised, _, _ = _choose(case, (0.0, 0.0, {1, 2}, {1, 2}, False), False)
     assert got == [4, 4] and promised[0] > 0
 

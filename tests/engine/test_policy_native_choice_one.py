@@ -108,9 +108,9 @@ def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_makes_a_sent
         one.count_rows([_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2], 0, 8, *tables, 0, 100.0)
     rows = [_Row(3, 1, ([0] * 10, [0] * 10)), _Row(2, 2, None), _Row(4, 4, ([0] * 10, [0] * 10))]
     # the second row's sentence has no counts yet: made as the Python code makes them, and counted as a first draft
-    assert one.count_rows(rows, [3, 2, 0], 0, 8, *tables, 0, 100.0) == (3, 3, 2, 2, 2)
+    assert one.count_rows(rows, [3, 2, 0], 0, 8, *tables, 0, 100.0) == (3, 3, 2, 2, 2, 5)
     assert rows[0].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1] + [0] * 8)
     assert rows[1].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1, 1] + [0] * 7)  # (horizon + 2 positions)
     assert ends[2] == 2 and gots[1] == gots[2] == 1 and ends_first[2] == gots_first[2] == 1 and sum(ends_first) == 1
     # a refresh due (4 * stale >= reach[1]) stops it after the row that made it due
-    assert one.count_rows(rows, [3, 2, 4], 1, 8, *tables, 2, 12.0) == (2, 2, 1, 2, 3)
+    assert one.count_rows(rows, [3, 2, 4], 1, 8, *tables, 2, 12.0) == (2, 2, 1, 2, 3, 2)

@@ -240,13 +240,61 @@ def test_first_draft_rates_past_the_deepest_position_counted_are_the_input_s():
     assert policy.q_first == every_position() and policy.q_first[30] != policy.q[30]
 
 
-def test_a_drafted_pass_s_prediction_on_a_fused_pass_is_the_choice_s_table_entry():
-    """On a pass that feeds and projects every drafted token (the C backend's), a drafted pass is predicted from the
-    table the choice reads: for batches smaller than the one measured, as large and larger, the same number as the
-    cost's own prediction."""
+def test_a_drafted_pass_s_prediction_on_a_fused_pass_is_read_from_the_choice_s_tables():
+    """On a CPU's fused pass a drafted pass is predicted from the tables the choice reads (what t tokens fed and p rows
+    projected add): for batches smaller than the one measured, as large and larger, the same number as the cost's own
+    prediction, and with every token projected the same as the padded choice's table."""
     policy = policy_with({8: (1e-4, 3e-5, 1e-5, 2e-3)}, horizon=16)
     cost = policy._costs[8]
     cost.pass_s[3] *= 1.3  # (a curve with a bend, not a straight line)
     for rows in (2, 5, 8, 11):
         for t in range(0, 70, 3):
-            assert policy._extra_upto(cost, rows, t)[t] == cost.extra(rows + t, rows + t, base=rows)
+            fed, projected = policy._fused_lists(cost, rows, t)
+            assert fed[t] + projected[t] == cost.extra(rows + t, rows + t, base=rows) == policy._extra_upto(
+                cost, rows, t)[t]
+            assert fed[t] + projected[t // 3] == cost.extra(rows + t, rows + t // 3, base=rows)
+
+
+class _CountedProjection:
+    """The verifier's tokens of every row's positions, each position it hands out counted (what the exact rule asks
+    of a CPU's projection: a row's real positions, chunk by chunk)."""
+    lazy, fused, fused_rows = True, None, True
+
+    def __init__(self, tokens):
+        self.tokens, self.width, self.given = tokens, max(len(t) for t in tokens), [0] * len(tokens)
+
+    def top1(self, rows, start, end, lengths):
+        out = []
+        for b, n in zip(rows, lengths):
+            row = self.tokens[b][start: min(end, n)]
+            self.given[b] += len(row)
+            out.append(row)
+        return out
+
+
+def test_the_rows_a_pass_projects_are_counted_as_the_exact_rule_projects_them():
+    """The positions the policy counts as projected for a row that drafted n tokens and had a accepted (the fit's
+    prediction on a CPU) are those the exact rule asks the projection for, chunk by chunk, in Python and in C."""
+    rng = torch.Generator().manual_seed(5)
+    drafts, tokens, seen = [], [], []
+    for _ in range(300):
+        n = int(torch.randint(0, 70, (1,), generator=rng))
+        a = int(torch.randint(0, n + 1, (1,), generator=rng)) if n else 0
+        draft = [7] * n
+        drafts.append(draft)
+        tokens.append([7] * a + [8] * (n + 1 - a))  # (the verifier's tokens: the draft's first a, then others)
+        seen.append((n, a))
+    project = _CountedProjection(tokens)
+    decided = accept_top1.accept_batch(drafts, project)
+    assert [d[0] for d in decided] == [a for _, a in seen]
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=64)
+    assert [policy._projected_rows(n, a) for n, a in seen] == [g - 1 for g in project.given]
+    assert policy._projected_rows(30, 30) == 30 and policy._projected_rows(30, 10) == 23
+    one = policy._native
+    if one is not None:
+        states = [State(64) for _ in seen]
+        for st, (n, a) in zip(states, seen):
+            st.last_drafted, st.last_accepted = n, a
+        counted = one.count_rows(states, [max(n, 1) for n, _ in seen], 0, 64, [0] * 66, [0] * 66, [0] * 66, [0] * 66,
+                                 0, 1e9)
+        assert counted[5] == sum(g - 1 for g in project.given)

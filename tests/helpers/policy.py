@@ -103,10 +103,10 @@ def rows_of(counts, started, limits, src_lens) -> list:
     return states
 
 
-def batch_rows(draw, rates) -> tuple:
-    """A batch's horizon and rows: the input's rates by position (drawn from ``rates``), each row's draft limit and own
-    counts (reached, accepted by position; None: none yet)."""
-    horizon, rows = draw(st.integers(1, 12)), draw(st.integers(2, 6))
+def batch_rows(draw, rates, most: int = 12) -> tuple:
+    """A batch's horizon (at most ``most``) and rows: the input's rates by position (drawn from ``rates``), each row's
+    draft limit and own counts (reached, accepted by position; None: none yet)."""
+    horizon, rows = draw(st.integers(1, most)), draw(st.integers(2, 6))
     q = draw(st.lists(st.sampled_from(rates), min_size=horizon, max_size=horizon))
     limits = draw(st.lists(st.integers(0, horizon), min_size=rows, max_size=rows))
     counts = [draw(st.none() | st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=horizon,
@@ -116,7 +116,8 @@ def batch_rows(draw, rates) -> tuple:
 
 @st.composite
 def fused_case(draw):
-    horizon, rows, q, limits, counts = batch_rows(draw, [0.5, 0.8, 0.9, 0.97, 0.995])
+    # (past 24 positions: a row's third chunk of projected positions, 8, 16, 32 ...)
+    horizon, rows, q, limits, counts = batch_rows(draw, [0.5, 0.8, 0.9, 0.97, 0.995, 1.0], most=40)
     # a CPU pass that climbs in steps: flat stretches, then a token that costs a greedy row or more
     fed = [rows + n for n in (0, 1, 2, 4, 8, 16, 32, 72)]
     pass_s = [1e-3]
@@ -124,7 +125,13 @@ def fused_case(draw):
         pass_s.append(pass_s[-1] + draw(st.sampled_from([1e-6, 2e-5, 1e-4, 8e-4])))
     return (horizon, q, limits, counts, fed, pass_s, draw(st.sampled_from([0.0, 2e-5, 3e-4])),
             draw(st.lists(st.booleans(), min_size=rows, max_size=rows)),
-            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)))
+            draw(st.lists(st.integers(0, 40), min_size=rows, max_size=rows)),
+            draw(st.sampled_from([0.0, 1e-6, 2e-5, 1e-4])))  # (what projecting one more row costs)
+
+
+def projection_rows(B: int, per_row: float) -> dict:
+    """A pass's projection costs for ``fused_case``'s ``per_row``: ``PassCost``'s ``rows`` and ``rows_s``."""
+    return dict(rows=[B, 8 * B], rows_s=[1e-5, 1e-5 + 7 * B * per_row])
 
 
 def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:

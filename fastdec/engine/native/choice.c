@@ -102,6 +102,21 @@ static int int_attr(PyObject *obj, PyObject *name, long *out) {
 static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
     *s_prefix;
 
+/* the exact rule's chunks on a CPU: 8, 16, 32 ... positions, a chunk starting at s holding s + 8 */
+#define CHUNK 8
+
+/* MeasuredCosts._projected_rows: positions past its first the exact rule projects for a row that drafted `drafted`
+   tokens and had `accepted` of them accepted */
+static long projected_rows(long drafted, long accepted) {
+    long total = drafted + 1 < CHUNK ? drafted + 1 : CHUNK, start = CHUNK;
+    while (drafted >= start && accepted >= start) {
+        const long end = 2 * start + CHUNK;
+        total += (end < drafted + 1 ? end : drafted + 1) - start;
+        start = end;
+    }
+    return total - 1;
+}
+
 /* a sentence's first counts, as AcceptanceCounts._count_sentence makes them -- ([0] * (horizon + 2),
    [0] * (horizon + 2)) -- kept in its state's extra dict */
 static PyObject *new_counts(PyObject *extra, long horizon) {
@@ -129,7 +144,8 @@ done:
    and is also counted in ends_first / gots_first) and to the input's counts waiting to be folded (ends[top] += 1,
    gots[got] += 1), `stale` going up by one a row. Stops after the row that makes 4 * stale >= reach_1 (the policy
    refreshes its rates there, as _count does). Returns (the row after the last counted, or len(states); tokens
-   accepted, rows counted, the deepest position counted, stale). */
+   accepted, rows counted, the deepest position counted, stale, the positions past their first the pass projected for
+   the rows counted: MeasuredCosts._projected_rows). */
 static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 10) {
         PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, ends_first, "
@@ -148,7 +164,7 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
         return NULL;
     }
-    long accepted_sum = 0, counted = 0, deepest = 0;
+    long accepted_sum = 0, counted = 0, deepest = 0, projected = 0;
     Py_ssize_t r = start < 0 ? 0 : start;
     for (; r < n; r++) {
         const long want = PyLong_AsLong(PyList_GET_ITEM(asked, r));
@@ -157,6 +173,7 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyObject *st = PyList_GET_ITEM(states, r);
         long drafted, accepted, top, got;
         if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return NULL;
+        projected += projected_rows(drafted, accepted);
         if (drafted > 0) { /* (_reached, for a row that was asked) */
             top = accepted + 1 < drafted ? accepted + 1 : drafted;
             if (horizon < top) top = horizon;
@@ -205,7 +222,7 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
             break;
         }
     }
-    return Py_BuildValue("(nllll)", r, accepted_sum, counted, deepest, stale);
+    return Py_BuildValue("(nlllll)", r, accepted_sum, counted, deepest, stale, projected);
 }
 
 /* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): BatchOneChoice._best_length's loop
@@ -306,15 +323,19 @@ static double lookup(const int *keys, const double *vals, int n, int rows) {
 
 /* The batched choice for B rows. Per row: limits (draft positions at most), reach / acc (its sentence's counts by
    position, lists long enough for its limit; NULL: none), fresh (its drafter has not started), left (tokens it has
-   left). q / q_first: the input's rates by position (lists long enough for every limit). extra[t] / least[t], t < n_extra: what t draft tokens add to the pass, and the least one more adds from t
-   on. The drafter's calls and starts by rows asked: (d_keys, d_vals), (s_keys, s_vals). par: weight, floor, greedy
+   left). q / q_first: the input's rates by position (lists long enough for every limit). fed[t] / rows_tab[t] /
+   least[t], t < n_extra: what t tokens fed and t rows projected add to the pass, and the least one more token's
+   feeding adds from t on. A row's positions past its 8th are projected only where its drafts before their chunk
+   (chunks of 8, 16, 32 ... positions) were all accepted: they count as projected rows in expectation, at the row's
+   value at their chunk's start (rows_tab read between its integer points). The drafter's calls and starts by rows asked: (d_keys, d_vals), (s_keys, s_vals). par: weight, floor, greedy
    step, fixed part of the drafted pass, factor, the choice's seconds per position read, padding's seconds a position,
    a first bet's cap, the bar to clear. most: a first bet's tokens.
    Returns the number of positions taken (0: no draft clears the bar) with n_out[r] (each row's draft length), out[0]
    (the tokens per second they promise), out[1] (the tokens they expect) and *read_out (positions read); or -1 when the
    tables are too short: *read_out is then the length they need (the caller extends them and asks again). */
 static int fused(int B, const int *limits, PyObject *const *reach, PyObject *const *acc, const int *fresh,
-                 const int *left, PyObject *q, PyObject *q_first, PyObject *extra, PyObject *least, int n_extra, const int *d_keys, const double *d_vals, int n_d,
+                 const int *left, PyObject *q, PyObject *q_first, PyObject *fed, PyObject *rows_tab, PyObject *least,
+                 int n_extra, const int *d_keys, const double *d_vals, int n_d,
                  const int *s_keys, const double *s_vals, int n_s, const double *par, int most, int *n_out,
                  double *out, int *read_out) {
     const double w = par[0], floor_ = par[1], step = par[2], fixed = par[3], factor = par[4], read = par[5],
@@ -330,10 +351,14 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
     Position *heap = malloc(sizeof(Position) * (size_t)(B > 0 ? B : 1));
     int *taken = malloc(sizeof(int) * (size_t)(total > 0 ? total : 1));
     char *asked = calloc((size_t)(B > 0 ? B : 1), 1);
-    if (!heap || !taken || !asked) {
-        free(heap); free(taken); free(asked);
+    /* a row's next chunk start and its value at its chunk's start (the chance its chunk is projected) */
+    int *chunk_at = malloc(sizeof(int) * (size_t)(B > 0 ? B : 1));
+    double *chunk_p = calloc((size_t)(B > 0 ? B : 1), sizeof(double)), projected = 0.0;
+    if (!heap || !taken || !asked || !chunk_at || !chunk_p) {
+        free(heap); free(taken); free(asked); free(chunk_at); free(chunk_p);
         return -2;
     }
+    for (int r = 0; r < B; r++) chunk_at[r] = CHUNK;
     if (floor_ < 1.0) {
         const double lowest = floor_ > 0.01 ? floor_ : 0.01;
         for (int r = 0; r < B; r++) {
@@ -370,7 +395,18 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
             }
             const double base = step + drafter + charged;
             if (m >= width) width = m + 1;
-            double added = item(extra, t);
+            if (m < CHUNK) {
+                projected += 1.0;
+            } else {
+                if (m == chunk_at[r]) { /* (a row's positions are read in order) */
+                    chunk_p[r] = p;
+                    chunk_at[r] = 2 * m + CHUNK;
+                }
+                projected += chunk_p[r];
+            }
+            const long k = (long)projected;
+            const double rows_k = item(rows_tab, k);
+            double added = item(fed, t) + (rows_k + (projected - (double)k) * (item(rows_tab, k + 1) - rows_k));
             if (pad != 0.0) added += pad * (double)(B * (width - 1) - t);
             if (t > most && factor * added > cap) break;
             const double rate_t = expected / (base + factor * added + (double)t * read);
@@ -401,7 +437,7 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
     *read_out = t;
     rc = best_t;
 done:
-    free(heap); free(taken); free(asked);
+    free(heap); free(taken); free(asked); free(chunk_at); free(chunk_p);
     return rc;
 }
 
@@ -512,14 +548,14 @@ done:
    numbers fused reads. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
    positions read), or (-1, the tables' length needed) where extra / least are too short. */
 static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, states, q, q_first, extra, least, drafter_s, start_s, "
-                                         "par, most)");
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, states, q, q_first, fed, rows, least, drafter_s, "
+                                         "start_s, par, most)");
         return NULL;
     }
     if (lists(args, 2) < 0) return NULL;
     const Py_ssize_t B = PyList_GET_SIZE(args[0]);
-    const long most = PyLong_AsLong(args[9]);
+    const long most = PyLong_AsLong(args[10]);
     if (most == -1 && PyErr_Occurred()) return NULL;
     if (PyList_GET_SIZE(args[1]) != B) {
         PyErr_SetString(PyExc_ValueError, "limits and states must have one item a row");
@@ -552,19 +588,20 @@ static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t 
         reach[r] = PyTuple_GET_ITEM(sent, 0);
         acc[r] = PyTuple_GET_ITEM(sent, 1);
     }
-    PyObject *q = args[2], *q_first = args[3], *extra = args[4], *least = args[5];
-    if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit) || !PyList_Check(extra) ||
-        !long_enough(least, PyList_GET_SIZE(extra) - 1)) {
-        PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit, extra and least lists "
-                                          "of one length");
+    PyObject *q = args[2], *q_first = args[3], *fed = args[4], *rows_tab = args[5], *least = args[6];
+    if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit) || !PyList_Check(fed) ||
+        !PyList_Check(rows_tab) || !long_enough(least, PyList_GET_SIZE(fed) - 1)) {
+        PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit; fed, rows and least "
+                                          "lists, least as long as fed");
         goto done;
     }
-    if (!(par = doubles_of(args[8], 9, NULL))) goto done;
-    if (table_of(args[6], &d_keys, &d_vals, &n_d) < 0 || table_of(args[7], &s_keys, &s_vals, &n_s) < 0) goto done;
+    const Py_ssize_t n_tab = PyList_GET_SIZE(fed) < PyList_GET_SIZE(rows_tab) ? PyList_GET_SIZE(fed)
+                                                                                : PyList_GET_SIZE(rows_tab);
+    if (!(par = doubles_of(args[9], 9, NULL))) goto done;
+    if (table_of(args[7], &d_keys, &d_vals, &n_d) < 0 || table_of(args[8], &s_keys, &s_vals, &n_s) < 0) goto done;
     double out[2] = {0.0, 0.0};
-    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, extra, least,
-                            (int)PyList_GET_SIZE(extra), d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most,
-                            n_out, out, read_out);
+    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, fed, rows_tab, least, (int)n_tab,
+                            d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most, n_out, out, read_out);
     if (PyErr_Occurred()) goto done; /* (an item that is not a number) */
     if (taken == -2) {
         PyErr_NoMemory();

@@ -110,6 +110,9 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._real_tokens_only = False  # ... and feeds only the rows' real tokens to the decoder (the fast backend)
         self._prepared_for = None  # the verifier ``_rows_fused`` was read from
         self._extras: Dict[tuple, List[float]] = {}
+        # the positions past each row's first that the last batched pass projected (observe_rows counts them for
+        # observe_pass: a CPU's exact rule projects a row's later chunks only where it accepted the earlier ones)
+        self._pass_projected: Optional[int] = None
         self._cost_for: Dict[int, PassCost] = {}  # the cost a batch of that many rows decides with
         # the last "no draft" choice by row class (rows.bit_length()) while it holds: ((version, rows, made with rows'
         # own counts), reuses, greedy pass, probe's cost)

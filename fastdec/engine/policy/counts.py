@@ -25,27 +25,26 @@ class AcceptanceCounts:
     def observe_rows(self, states, asked: Sequence[int]) -> None:
         """:meth:`observe` for each row of a batched pass asked for a draft (``asked[r]`` tokens; 0: a row that waited
         and was asked nothing), in one call: a call of :meth:`observe` a row (and of what it calls) cost the policy 6-8
-        us a row between two passes of the C backend."""
+        us a row between two passes of the C backend. It also counts the positions past each row's first that the
+        pass projected (for :meth:`observe_pass`'s prediction)."""
         native, horizon = self._native, self.horizon
         if native is not None:
             self._count_rows_native(native, states, asked)
             return
+        projected = 0
         for st, n in zip(states, asked):
             if not n:
                 continue
             drafted, accepted = st.last_drafted, st.last_accepted
+            projected += self._projected_rows(drafted, accepted)
             if drafted > 0:  # (_reached, for a row that was asked)
                 top = min(accepted + 1, drafted, horizon)
                 got = accepted if accepted < top else top
             else:
                 top, got = 1, 0
             self._iter_accepted += accepted
-            sent = st.extra.get("policy_counts")
-            if sent is None or native is None:
-                self._count(top, got, self._count_sentence(st, top, got))
-            else:  # (the C loop: native/choice.c)
-                native.count_sentence(sent[0], sent[1], top, got)
-                self._count(top, got, False)
+            self._count(top, got, self._count_sentence(st, top, got))
+        self._pass_projected = projected
 
     def _count_rows_native(self, native, states, asked: Sequence[int]) -> None:
         """:meth:`observe_rows` with its loop in C (``native/choice.c``'s ``count_rows``, a sentence's first counts made
@@ -54,11 +53,12 @@ class AcceptanceCounts:
         sentence's first count 8-9 us.)"""
         states = states if isinstance(states, list) else list(states)
         asked = asked if isinstance(asked, list) else list(asked)
-        r, n = 0, len(states)
+        r, n, self._pass_projected = 0, len(states), 0
         while r < n:
-            r, accepted, counted, deepest, stale = native.count_rows(
+            r, accepted, counted, deepest, stale, projected = native.count_rows(
                 states, asked, r, self.horizon, self._ends, self._gots, self._ends_first, self._gots_first, self._stale,
                 self.reach[1])
+            self._pass_projected += projected
             self._iter_accepted += accepted
             self._version += counted
             self._stale = stale

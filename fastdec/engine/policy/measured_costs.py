@@ -185,6 +185,7 @@ class MeasuredCosts:
         """One verification pass took ``seconds`` with drafts of ``drafted`` tokens (one per row): a pass without
         drafts updates the greedy step, one with drafts the fit of the measured extra cost on the predicted one."""
         rows = len(drafted)
+        projected, self._pass_projected = self._pass_projected, None  # (what observe_rows counted of this pass)
         if rows == 1:
             self._observe_row_pass(seconds, drafted[0])
         elif not any(drafted):
@@ -204,9 +205,11 @@ class MeasuredCosts:
             # batch (or the calibration's) would put that difference into the line's fixed part. A drafted pass
             # waits for the batch's greedy pass of its rows, and one that never comes leaves it out
             base = self._batch_greedy_near(rows)
-            if self._rows_fused:  # (every drafted token fed and projected: the choice's table, the same numbers)
+            if self._rows_fused:  # (the choice's tables, the same numbers; the rows the pass projected, as counted)
                 t = fed - rows
-                extra_s = self._extra_upto(cost, rows, t)[t]
+                projected = t if projected is None else min(projected, t)
+                fed_s, rows_s = self._fused_lists(cost, rows, t)
+                extra_s = fed_s[t] + rows_s[projected]
             else:
                 extra_s = cost.extra(fed, self._projected(drafted), base=rows)
             if cost.pad_s:
@@ -328,11 +331,18 @@ class MeasuredCosts:
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
 
-    def _least_steps(self, cost: PassCost, rows: int, extra: List[float]) -> List[float]:
-        """For each t of ``extra`` (:meth:`_extra_upto`), the least that one more token adds from t on: the smallest
-        step of the table from t, and past its end the least slope of the measured curves (:meth:`_min_marginal`),
-        which no step of their interpolation is below. Kept per cost and row count, made again when the table grew."""
-        key = ("least", id(cost), rows)
+    def _fused_lists(self, cost: PassCost, rows: int, upto: int) -> Tuple[List[float], List[float]]:
+        """What t tokens fed and what t rows projected add to a fused pass of ``rows`` rows, t = 0 .. at least ``upto``
+        (:meth:`_padded_lists` at the measured batch where ``rows`` is fewer: their sum is :meth:`_extra_upto`'s)."""
+        rows = max(rows, cost.batch)
+        return self._padded_lists(cost, rows, upto, rows + upto)
+
+    def _least_steps(self, cost: PassCost, rows: int, extra: List[float], kind: str = "least") -> List[float]:
+        """For each t of ``extra`` (:meth:`_extra_upto`, or the fed tokens' list of :meth:`_fused_lists`: ``kind``
+        keeps them apart), the least that one more token adds from t on: the smallest step of the table from t, and
+        past its end the least slope of the measured pass (:meth:`_min_marginal`), which no step of its interpolation
+        is below. Kept per cost and row count, made again when the table grew."""
+        key = (kind, id(cost), rows)
         have = self._extras.get(key)
         if have is None or len(have) != len(extra):
             low = self._min_marginal(cost, rows)
@@ -376,16 +386,28 @@ class MeasuredCosts:
         return have
 
     def _min_marginal(self, cost: PassCost, rows: int) -> float:
-        """The least that one more fed and projected token adds to a pass of ``rows`` rows or more: the smallest slope of
-        the measured pass and projection costs above ``rows`` (kept per cost and row count)."""
+        """The least that one more drafted token adds to a pass of ``rows`` rows or more: the smallest slope of the
+        measured pass above ``rows``, its feeding alone -- the exact rule projects a row's positions past its first
+        chunk only where the chunk's drafts were all accepted (kept per cost and row count)."""
         key = ("marginal", id(cost), rows)
         if key not in self._extras:
-            def least(xs, ys):
-                slopes = [max((ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]), 0.0) for i in range(len(xs) - 1)
-                          if xs[i + 1] > rows and xs[i + 1] > xs[i]]
-                return min(slopes) if slopes else 0.0
-            self._extras[key] = [least(cost.fed, cost.pass_s) + least(cost.rows, cost.rows_s)]
+            xs, ys = cost.fed, cost.pass_s
+            slopes = [max((ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]), 0.0) for i in range(len(xs) - 1)
+                      if xs[i + 1] > rows and xs[i + 1] > xs[i]]
+            self._extras[key] = [min(slopes) if slopes else 0.0]
         return self._extras[key][0]
+
+    @staticmethod
+    def _projected_rows(drafted: int, accepted: int) -> int:
+        """Positions past its first the exact rule projects on a CPU for a row that drafted ``drafted`` tokens and had
+        ``accepted`` of them accepted: chunks of 8, 16, 32 ... positions, each only where every draft of the chunks
+        before it was accepted (acceptance.ExactRule.accept_batch)."""
+        total, start = min(_CHUNK, drafted + 1), _CHUNK
+        while drafted >= start and accepted >= start:
+            end = 2 * start + _CHUNK  # (a chunk starting at s holds s + 8 positions)
+            total += min(end, drafted + 1) - start
+            start = end
+        return total - 1
 
     def _projected(self, drafted: Sequence[int]) -> int:
         """Rows an exact pass projects for these drafts (at most: a rejection stops the chunks): each row's real

@@ -52,21 +52,22 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
     second promised, tokens expected, positions read)``."""
     states = states if isinstance(states, list) else list(states)
     key = ("fused", id(cost), B)
-    tables = policy._extras.get(key)  # (what t draft tokens add to the pass, and the least one more adds from t on)
-    if tables is None or len(tables[1]) != len(tables[0]):  # (the first list grows in place: read by other sizes)
+    # (what t tokens fed and t rows projected add to the pass, and the least one more token adds from t on)
+    tables = policy._extras.get(key)
+    if tables is None or len(tables[2]) != len(tables[0]):  # (the first list grows in place: read by other sizes)
         tables = _tables(policy, key, cost, B, 16)
     while True:
         # (the C reads each row's counts, drafter start and tokens left from its state: BatchedChoice._tokens_left)
-        got = module.choose_fused(limits, states, policy.q, policy.q_first, tables[0], tables[1], policy._drafter_s,
-                                  policy._start_s, par, most)
+        got = module.choose_fused(limits, states, policy.q, policy.q_first, tables[0], tables[1], tables[2],
+                                  policy._drafter_s, policy._start_s, par, most)
         if got[0] != -1:
             return got
         tables = _tables(policy, key, cost, B, got[1])  # too short: extended as far as the choice read, asked again
 
 
-def _tables(policy, key: tuple, cost, B: int, upto: int) -> Tuple[List[float], List[float]]:
-    """:meth:`_extra_upto` and :meth:`_least_steps` for a batch of ``B`` rows, kept under ``key`` (looked up once a
-    choice: each lookup of the two cost a few microseconds of a choice between two passes of the C backend)."""
-    extra = policy._extra_upto(cost, B, upto)
-    tables = policy._extras[key] = (extra, policy._least_steps(cost, B, extra))
+def _tables(policy, key: tuple, cost, B: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
+    """:meth:`_fused_lists` and the fed tokens' :meth:`_least_steps` for a batch of ``B`` rows, kept under ``key``
+    (looked up once a choice: each lookup cost a few microseconds of a choice between two passes of the C backend)."""
+    fed, rows = policy._fused_lists(cost, B, upto)
+    tables = policy._extras[key] = (fed, rows, policy._least_steps(cost, B, fed, "least fed"))
     return tables

@@ -58,14 +58,25 @@ class PassCost:
     def extra(self, fed: float, rows: float, base: Optional[int] = None) -> float:
         """Seconds an iteration feeding ``fed`` tokens and projecting ``rows`` rows costs beyond a greedy step of
         ``base`` rows (default: the measured batch size)."""
+        return self.fed_extra(fed, base) + self.rows_extra(rows, base)
+
+    def _shifted(self, x: float, base: Optional[int]) -> tuple:
         b = self.batch if base is None else base
         # fewer rows than measured (a batch whose rows finished): the same draft tokens on the measured batch -- a
         # drafted token costs about the same beside fewer rows, and below the measured points the curves are guesses
         # (a straight line down from the smallest pass would lose what any draft adds to a pass)
         shift = max(self.batch - b, 0)
-        fed, rows, b = fed + shift, rows + shift, b + shift
-        return (max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
-                + max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0))
+        return x + shift, b + shift
+
+    def fed_extra(self, fed: float, base: Optional[int] = None) -> float:
+        """The decoder pass's part of :meth:`extra`: feeding ``fed`` tokens beyond ``base`` rows' greedy ones."""
+        fed, b = self._shifted(fed, base)
+        return max(_interpolate(self.fed, self.pass_s, fed) - _interpolate(self.fed, self.pass_s, b), 0.0)
+
+    def rows_extra(self, rows: float, base: Optional[int] = None) -> float:
+        """The projection's part of :meth:`extra`: projecting ``rows`` rows beyond ``base`` rows' greedy ones."""
+        rows, b = self._shifted(rows, base)
+        return max(_interpolate(self.rows, self.rows_s, rows) - _interpolate(self.rows, self.rows_s, b), 0.0)
 
     def table(self, horizon: int) -> List[float]:
         """``extra`` of a batch-1 iteration with a draft of ``n`` tokens, every row projected, for n = 0 .. horizon
