@@ -71,6 +71,14 @@ static int add_one(PyObject *list, Py_ssize_t m) {
     return 0;
 }
 
+/* a sentence's counts of an iteration: positions 1 .. got reached and accepted, got + 1 .. top reached (the lists
+   checked long enough by the caller) */
+static int count_into(PyObject *reach, PyObject *acc, long top, long got) {
+    for (long m = 1; m <= top; m++)
+        if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return -1;
+    return 0;
+}
+
 /* count_sentence(reach, acc, top, got): positions 1 .. got reached and accepted, got + 1 .. top reached */
 static PyObject *count_sentence(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4) {
@@ -85,8 +93,7 @@ static PyObject *count_sentence(PyObject *self, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_IndexError, "a sentence's counts are shorter than the draft counted");
         return NULL;
     }
-    for (long m = 1; m <= top; m++)
-        if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return NULL;
+    if (count_into(reach, acc, top, got) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -209,8 +216,7 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
             PyErr_SetString(PyExc_IndexError, "counts shorter than the draft counted");
             return NULL;
         }
-        for (long m = 1; m <= top; m++)
-            if (add_one(reach, m) < 0 || (m <= got && add_one(acc, m) < 0)) return NULL;
+        if (count_into(reach, acc, top, got) < 0) return NULL;
         if (first && (add_one(ends_first, top) < 0 || add_one(gots_first, got) < 0)) return NULL;
         if (add_one(ends, top) < 0 || add_one(gots, got) < 0) return NULL;
         accepted_sum += accepted;

@@ -396,8 +396,7 @@ class BatchedChoice:
         if fused:
             # what t tokens fed and t rows projected add to the pass (real rows), as far as read, and the least one
             # more token adds from t on (the reading's stop): its feeding (its projection may not be made, below)
-            fed_s, rows_s = self._fused_lists(cost, B, 16)
-            least = self._least_steps(cost, B, fed_s, "least fed")
+            fed_s, rows_s, least = self._fused_tables(cost, B, 16)
             extra = fed_s if len(fed_s) <= len(rows_s) else rows_s  # (the shorter: what both are read as far as)
         else:
             extra = self._extra_upto(cost, B, 16)  # what t draft tokens add to the pass, as far as read
@@ -424,8 +423,7 @@ class BatchedChoice:
             fresh = fresh_rows[r]
             if t + 1 >= len(extra):
                 if fused:
-                    fed_s, rows_s = self._fused_lists(cost, B, 2 * t + 2)
-                    least = self._least_steps(cost, B, fed_s, "least fed")
+                    fed_s, rows_s, least = self._fused_tables(cost, B, 2 * t + 2)
                     extra = fed_s if len(fed_s) <= len(rows_s) else rows_s
                 else:
                     extra = self._extra_upto(cost, B, 2 * t + 2)

@@ -337,6 +337,12 @@ class MeasuredCosts:
         rows = max(rows, cost.batch)
         return self._padded_lists(cost, rows, upto, rows + upto)
 
+    def _fused_tables(self, cost: PassCost, rows: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
+        """What a CPU's fused choice reads, as far as ``upto`` at least: :meth:`_fused_lists` and the least one more
+        token's feeding adds from t on (the reading's stop: its projection may not be made)."""
+        fed, projected = self._fused_lists(cost, rows, upto)
+        return fed, projected, self._least_steps(cost, rows, fed, "least fed")
+
     def _least_steps(self, cost: PassCost, rows: int, extra: List[float], kind: str = "least") -> List[float]:
         """For each t of ``extra`` (:meth:`_extra_upto`, or the fed tokens' list of :meth:`_fused_lists`: ``kind``
         keeps them apart), the least that one more token adds from t on: the smallest step of the table from t, and

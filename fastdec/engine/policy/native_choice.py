@@ -66,8 +66,7 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
 
 
 def _tables(policy, key: tuple, cost, B: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
-    """:meth:`_fused_lists` and the fed tokens' :meth:`_least_steps` for a batch of ``B`` rows, kept under ``key``
-    (looked up once a choice: each lookup cost a few microseconds of a choice between two passes of the C backend)."""
-    fed, rows = policy._fused_lists(cost, B, upto)
-    tables = policy._extras[key] = (fed, rows, policy._least_steps(cost, B, fed, "least fed"))
+    """:meth:`_fused_tables` for a batch of ``B`` rows, kept under ``key`` (looked up once a choice: each lookup cost a
+    few microseconds of a choice between two passes of the C backend)."""
+    tables = policy._extras[key] = policy._fused_tables(cost, B, upto)
     return tables
