@@ -205,3 +205,34 @@ def test_iad_bos_matches_only_at_start():
     src = [10, 11, 2]
     assert propose(src, []) == [10, 11, 2]
     assert propose(src, [10]) == [11, 2]
+
+
+def _match_by_index(src, out, max_ngram, min_ngram):
+    """The suffix match as an n-gram index of ``[BOS] + src`` reads it (the drafter's scan must agree)."""
+    xs = [-1] + list(src)
+    index = {}
+    for n in range(min_ngram, max_ngram + 1):
+        for end in range(n - 1, len(xs)):
+            index.setdefault(tuple(xs[end - n + 1: end + 1]), []).append(end)
+    prefix = [2] + list(out)
+    if len(prefix) == 1:
+        return 0
+    for n in range(min(max_ngram, len(prefix)), min_ngram - 1, -1):
+        key = tuple(prefix[len(prefix) - n:]) if n < len(prefix) else (-1,) + tuple(prefix[1:])
+        hits = index.get(key)
+        if hits is not None:
+            return hits[0] if len(hits) == 1 else None
+    return None
+
+
+@property_settings(20 / 3)
+@given(st.lists(st.integers(4, 9), max_size=30), st.lists(st.integers(4, 9), max_size=6), st.integers(1, 4),
+       st.integers(1, 4))
+def test_iad_scan_matches_an_ngram_index(src, out, a, b):
+    """The source scanned for the output's last token finds the match an n-gram index would (a small vocabulary:
+    repeats, ambiguous and BOS-anchored matches are common)."""
+    lo, hi = min(a, b), max(a, b)
+    dr = InputCopyDrafter(max_ngram=hi, min_ngram=lo)
+    st_ = state(src + [2], out)
+    dr.start(st_)
+    assert dr.match(st_) == _match_by_index(src + [2], out, hi, lo)

@@ -173,3 +173,31 @@ def test_what_drafts_realised_moves_back_to_their_promise_batch_by_batch():
     for _ in range(20):
         policy.new_batch()
     assert policy._realized[4] > 0.95 and policy._bar(8, 2e-3) < 1.05 * bar
+
+
+def test_a_bet_that_pays_on_no_batch_wide_choice_is_made_on_a_probe_s_rows():
+    """A first bet's tokens, taken best value first, go to every row's first positions, each row asked paying its
+    drafter: where that does not pay (32 rows, a drafter call of 50 us a row) the bet is made on a probe's rows (the
+    batch's last), each as deep as the bet lets it (deeper than a probe's length), with a promise; kept, it lets the
+    next choices bet more."""
+    policy = policy_with({32: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=10, probe_len=2)
+    policy._rows_fused = True
+    accepted_at(policy, 970)
+    policy._skipped_s = -1e9
+    not_judged(policy)
+    policy._drafter_s = {1: 5e-5}
+    rows = [State(10) for _ in range(32)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    n = policy.choose_batch(rows, None)
+    assert n[:-policy.probe_rows] == [0] * (32 - policy.probe_rows) and all(n[-policy.probe_rows:])
+    assert max(n) > policy.probe_len
+    assert policy._promised is not None and policy._promised[0] == 32
+    for st_, k in zip(rows, n):
+        if k:
+            policy.observe(st_, k, k)
+    policy.observe_pass(0.9 * (32 + sum(n)) / policy._promised[1], n)  # (it gave more than it promised)
+    assert policy._bet_per_row == 2 * sum(n) / 32 and policy._first_bet(32) == 2 * sum(n)
+    # where a drafter call costs little, the batch-wide choice pays and is made as before
+    policy._drafter_s = {1: 1e-6}
+    assert all(policy.choose_batch(rows, None))

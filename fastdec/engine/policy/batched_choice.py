@@ -117,7 +117,7 @@ class BatchedChoice:
         realized = seen.get(key) or (seen[_nearest(seen, key)] if seen else 1.0)
         return self.margin * rows / (step * min(realized, 1.0))
 
-    def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None) -> List[int]:
+    def _probe_rows(self, limits: Sequence[int], most: Optional[int] = None, unbounded: bool = False) -> List[int]:
         """A probe asks a few rows (``most``, default ``probe_rows``) for a probe's length each: a draft of every row
         of a batch can cost many greedy steps, and every row asked is a drafter start. It asks the last rows: a batch
         is cut longest first, so those are its shortest sentences, which can wait out a pass where their draft was
@@ -129,7 +129,7 @@ class BatchedChoice:
         for r in range(len(limits) - 1, -1, -1):
             lim = limits[r]
             if lim > 0:
-                out[r] = min(lim, self.probe_len)
+                out[r] = lim if unbounded else min(lim, self.probe_len)
                 asked += 1
                 if asked == most:
                     break
@@ -332,21 +332,38 @@ class BatchedChoice:
         factor *= self._scale(B, cost, measured)
         step = self.greedy_pass_s(B, cost)
 
+        chosen = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0)
+        if chosen is None and B > self.probe_rows and self._first_bet(B) < sum(limits):
+            # the bet bounded the choice (and no draft paid within it): the bet again on a probe's rows alone, each as
+            # deep as it pays. A bet's tokens taken best value first go to every row's first positions, and each row
+            # asked pays its drafter: at B = 32 on the C backend a first bet of 32 tokens paid for 32 drafter calls
+            # and never cleared the bar, the batch's "no draft" was held and carried to later batches, and probes
+            # (not judged) never let the bet grow; the same tokens on 4 rows can pay, and a pass that keeps its
+            # promise doubles the bet (_judge_batch_pass)
+            chosen = self._priced_choice(states, self._probe_rows(limits, unbounded=True), cost, B, fixed, factor,
+                                         step, t0)
+        if chosen is None:
+            # (which holds the choice while nothing it depends on changes)
+            return self._no_draft(states, limits, cost, fixed, factor, step, key)
+        self._skipped_s = 0.0
+        n, rate, took_all, expected = chosen
+        if took_all:
+            self._stand(states, n, B)
+        self._promised = (B, rate, time.perf_counter() - t0, expected)
+        return n
+
+    def _priced_choice(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
+                       step: float, t0: float) -> Optional[Tuple[List[int], float, bool, float]]:
+        """:meth:`choose_batch`'s priced choice of draft lengths up to ``limits``: ``(draft lengths, the tokens per
+        second they promise, whether they took every position worth 1 % or more on a padded pass, the tokens they
+        expect)``, None where no draft clears the bar."""
         fused = self._rows_fused
         depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
         if depth and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
             # a padded pass (a GPU) costs about the same whatever it verifies, so where drafts are accepted the choice
             # reads most of every row's positions: the same choice in numpy (the loop below cost 2-12 ms a choice at
             # B = 16-64 there; numpy's calls cost more than the loop where few positions are read)
-            chosen = self._choose_padded(states, limits, cost, B, fixed, factor, step)
-            if chosen is None:
-                return self._no_draft(states, limits, cost, fixed, factor, step, key)
-            self._skipped_s = 0.0
-            n, rate, took_all, expected = chosen
-            if took_all:
-                self._stand(states, n, B)
-            self._promised = (B, rate, time.perf_counter() - t0, expected)
-            return n
+            return self._choose_padded(states, limits, cost, B, fixed, factor, step)
         # a position adds p tokens and at least the cheapest token's share of the pass: below this value it cannot pay
         # (where a draft token costs what a greedy row does -- a batch on a CPU -- no position can, and nothing is
         # ranked)
@@ -365,13 +382,8 @@ class BatchedChoice:
         if fused and read >= _READ_AT_LEAST:
             self._observe_read((time.perf_counter() - t0) / read)
         if best_t == 0:
-            # (which holds the choice while nothing it depends on changes)
-            return self._no_draft(states, limits, cost, fixed, factor, step, key)
-        self._skipped_s = 0.0
-        if took_all:
-            self._stand(states, n, B)
-        self._promised = (B, best, time.perf_counter() - t0, best_expected)
-        return n
+            return None
+        return n, best, took_all, best_expected
 
     def _choose_ranked(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
                        step: float, floor: float) -> Tuple[int, List[int], float, float, int, bool]:
