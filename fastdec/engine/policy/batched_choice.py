@@ -394,8 +394,9 @@ class BatchedChoice:
         # the drafter is asked for (and starts) only the rows that draft: its cost grows as rows join the choice. A start
         # is paid once a sentence and serves its later drafts too: an iteration is charged the share of it that the
         # fresh rows' expected tokens make of the tokens they have left (charged whole, the starts of a batch of long
-        # sentences -- IAD's n-gram index, 1.3-1.5 ms for the four longest of 256 GEC sentences, 10-12 ms priced for 32
-        # rows against a 2.8-3.6 ms greedy pass -- kept the longest batch greedy though its copies were accepted)
+        # sentences -- IAD's n-gram index, when its start built one: 1.3-1.5 ms for the four longest of 256 GEC
+        # sentences, 10-12 ms priced for 32 rows against a 2.8-3.6 ms greedy pass -- kept the longest batch greedy
+        # though its copies were accepted)
         asked, asked_new, drafter = set(), 0, fixed
         new_tokens, new_left, start, charged = 0.0, 0, 0.0, 0.0
         best_t, best, best_expected = 0, self._bar(B, step), 0.0
