@@ -1,7 +1,8 @@
 """How the cost-aware policy bounds what a wrong estimate costs over a run: a row count's first drafts are small until
 drafted passes of about as many rows were judged, every drafted batch pass is judged (a batch's last row too), a
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
-are not ranked, and an empty proposal where a draft was asked counts as a rejected first position."""
+are not ranked, an empty proposal where a draft was asked counts as a rejected first position, and a bet that pays on
+no batch-wide choice is made on a probe's rows, judged."""
 from helpers.policy import (State, accepted_at, judged, not_judged, policy_with, ranking_spy, seen_greedy,
                             started_batch)
 
@@ -201,3 +202,19 @@ def test_a_bet_that_pays_on_no_batch_wide_choice_is_made_on_a_probe_s_rows():
     # where a drafter call costs little, the batch-wide choice pays and is made as before
     policy._drafter_s = {1: 1e-6}
     assert all(policy.choose_batch(rows, None))
+
+
+def test_a_bet_on_a_probe_s_rows_of_a_padded_pass_is_judged_and_does_not_stand():
+    """On a padded pass (a GPU) a choice that took every position worth 1 % or more stands for a few iterations,
+    unjudged; a bet on a probe's rows that took all of theirs is judged instead (what it is made for)."""
+    policy = policy_with({32: (1e-4, 1e-5, 0.0, 2e-3)}, horizon=10, probe_len=2)
+    accepted_at(policy, 970)
+    policy._skipped_s = -1e9
+    not_judged(policy)
+    policy._drafter_s = {1: 1e-4}
+    rows = [State(10) for _ in range(32)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    n = policy.choose_batch(rows, None)
+    assert n == [0] * (32 - policy.probe_rows) + [10] * policy.probe_rows
+    assert policy._standing is None and policy._promised is not None

@@ -332,7 +332,7 @@ class BatchedChoice:
         factor *= self._scale(B, cost, measured)
         step = self.greedy_pass_s(B, cost)
 
-        chosen = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0)
+        chosen, shaped = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0), False
         if chosen is None and B > self.probe_rows and self._first_bet(B) < sum(limits):
             # the bet bounded the choice (and no draft paid within it): the bet again on a probe's rows alone, each as
             # deep as it pays. A bet's tokens taken best value first go to every row's first positions, and each row
@@ -342,12 +342,13 @@ class BatchedChoice:
             # promise doubles the bet (_judge_batch_pass)
             chosen = self._priced_choice(states, self._probe_rows(limits, unbounded=True), cost, B, fixed, factor,
                                          step, t0)
+            shaped = True
         if chosen is None:
             # (which holds the choice while nothing it depends on changes)
             return self._no_draft(states, limits, cost, fixed, factor, step, key)
         self._skipped_s = 0.0
         n, rate, took_all, expected = chosen
-        if took_all:
+        if took_all and not shaped:  # (a bet on a probe's rows is judged: it does not stand, unjudged, for the batch)
             self._stand(states, n, B)
         self._promised = (B, rate, time.perf_counter() - t0, expected)
         return n
