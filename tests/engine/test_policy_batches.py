@@ -4,7 +4,7 @@ drafted passes of about as many rows were judged, every drafted batch pass is ju
 are not ranked, an empty proposal where a draft was asked counts as a rejected first position, and a bet that pays on
 no batch-wide choice is made on a probe's rows, judged."""
 from helpers.policy import (State, accepted_at, judged, not_judged, policy_with, ranking_spy, seen_greedy,
-                            started_batch)
+                            started_batch, unjudged_batch)
 
 from conftest import copy_model
 from fastdec.engine import accept_top1
@@ -181,15 +181,7 @@ def test_a_bet_that_pays_on_no_batch_wide_choice_is_made_on_a_probe_s_rows():
     drafter: where that does not pay (32 rows, a drafter call of 50 us a row) the bet is made on a probe's rows (the
     batch's last), each as deep as the bet lets it (deeper than a probe's length), with a promise; kept, it lets the
     next choices bet more."""
-    policy = policy_with({32: (1e-4, 2e-5, 0.0, 2e-3)}, horizon=10, probe_len=2)
-    policy._rows_fused = True
-    accepted_at(policy, 970)
-    policy._skipped_s = -1e9
-    not_judged(policy)
-    policy._drafter_s = {1: 5e-5}
-    rows = [State(10) for _ in range(32)]
-    for st_ in rows:
-        st_.extra["drafter_started"] = True
+    policy, rows = unjudged_batch(32, per_token=2e-5, drafter_row=5e-5, fused=True)
     n = policy.choose_batch(rows, None)
     assert n[:-policy.probe_rows] == [0] * (32 - policy.probe_rows) and all(n[-policy.probe_rows:])
     assert max(n) > policy.probe_len
@@ -207,14 +199,7 @@ def test_a_bet_that_pays_on_no_batch_wide_choice_is_made_on_a_probe_s_rows():
 def test_a_bet_on_a_probe_s_rows_of_a_padded_pass_is_judged_and_does_not_stand():
     """On a padded pass (a GPU) a choice that took every position worth 1 % or more stands for a few iterations,
     unjudged; a bet on a probe's rows that took all of theirs is judged instead (what it is made for)."""
-    policy = policy_with({32: (1e-4, 1e-5, 0.0, 2e-3)}, horizon=10, probe_len=2)
-    accepted_at(policy, 970)
-    policy._skipped_s = -1e9
-    not_judged(policy)
-    policy._drafter_s = {1: 1e-4}
-    rows = [State(10) for _ in range(32)]
-    for st_ in rows:
-        st_.extra["drafter_started"] = True
+    policy, rows = unjudged_batch(32, per_token=1e-5, drafter_row=1e-4, fused=False)
     n = policy.choose_batch(rows, None)
     assert n == [0] * (32 - policy.probe_rows) + [10] * policy.probe_rows
     assert policy._standing is None and policy._promised is not None

@@ -73,6 +73,23 @@ def started_batch(per_token: float):
     return policy, rows
 
 
+def unjudged_batch(B: int, per_token: float, drafter_row: float, fused: bool):
+    """A policy on a batch of ``B`` rows (drafted tokens cost ``per_token`` each against a 2 ms greedy pass, a drafter
+    call ``drafter_row`` a row; ``fused``: a CPU's pass of real tokens, else a padded one) whose drafts are accepted
+    at 97 %, no drafted pass judged yet (a first bet of a probe's worth: 4 rows of 2 tokens), horizon 10, no probe
+    due; and its rows, their drafters started."""
+    policy = policy_with({B: (1e-4, per_token, 0.0, 2e-3)}, horizon=10, probe_len=2)
+    policy._rows_fused = fused
+    accepted_at(policy, 970)
+    policy._skipped_s = -1e9
+    not_judged(policy)
+    policy._drafter_s = {1: drafter_row}
+    rows = [State(10) for _ in range(B)]
+    for st_ in rows:
+        st_.extra["drafter_started"] = True
+    return policy, rows
+
+
 def batch_policy(cost: PassCost, horizon: int, q, drafter_s: float, fused: bool) -> CostAwarePolicy:
     """A policy that decides a batch of ``cost.batch`` rows with ``cost`` (its greedy pass seen, its drafts judged),
     the input's rates ``q`` by position, and a drafter whose call and start cost in proportion to the rows asked;
