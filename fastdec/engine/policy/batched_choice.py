@@ -340,8 +340,9 @@ class BatchedChoice:
             # and never cleared the bar, the batch's "no draft" was held and carried to later batches, and probes
             # (not judged) never let the bet grow; the same tokens on 4 rows can pay, and a pass that keeps its
             # promise doubles the bet (_judge_batch_pass)
+            # (timed from its own start: what it reads a position is not charged the first choice's time)
             chosen = self._priced_choice(states, self._probe_rows(limits, unbounded=True), cost, B, fixed, factor,
-                                         step, t0)
+                                         step, time.perf_counter())
             shaped = True
         if chosen is None:
             # (which holds the choice while nothing it depends on changes)
@@ -355,9 +356,10 @@ class BatchedChoice:
 
     def _priced_choice(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
                        step: float, t0: float) -> Optional[Tuple[List[int], float, bool, float]]:
-        """:meth:`choose_batch`'s priced choice of draft lengths up to ``limits``: ``(draft lengths, the tokens per
-        second they promise, whether they took every position worth 1 % or more on a padded pass, the tokens they
-        expect)``, None where no draft clears the bar."""
+        """:meth:`choose_batch`'s priced choice of draft lengths up to ``limits``, started at ``t0`` (what it takes a
+        position read is measured from there): ``(draft lengths, the tokens per second they promise, whether they took
+        every position worth 1 % or more on a padded pass, the tokens they expect)``, None where no draft clears the
+        bar."""
         fused = self._rows_fused
         depth = 0 if fused else self._depth()  # (a fused CPU pass prices real positions: the loop, at no extra cost)
         if depth and sum(min(lim, depth) for lim in limits) > _MANY_POSITIONS:
