@@ -481,7 +481,7 @@ def test_real_greedy_passes_dearer_than_the_calibration_scale_a_batch_s_draft_co
     unscaled = fresh()
     for _ in range(3):
         unscaled.observe_pass(4e-3, [0] * 8)
-    unscaled._scale = lambda rows, cost, measured=None: 1.0
+    unscaled._real_tokens_only = False  # (unscaled: a pass padded to its widest draft, PyTorch's)
     assert sum(unscaled.choose_batch(rows, None)) > sum(calibrated.choose_batch(rows, None))
     single = policy_with({1: (1e-4, 2e-5, 1e-5, 2e-4)})
     single.observe_pass(8e-4, [0])

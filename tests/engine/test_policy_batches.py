@@ -3,8 +3,8 @@ drafted passes of about as many rows were judged, every drafted batch pass is ju
 "no draft" carries into the next batch where nothing it was made with changed, positions that cannot clear the bar
 are not ranked, an empty proposal where a draft was asked counts as a rejected first position, and a bet that pays on
 no batch-wide choice is made on a probe's rows, judged."""
-from helpers.policy import (State, accepted_at, judged, not_judged, policy_with, ranking_spy, seen_greedy,
-                            started_batch, unjudged_batch)
+from helpers.policy import (State, accepted_at, every_position_ranked, judged, not_judged, policy_with, ranking_spy,
+                            seen_greedy, started_batch, unjudged_batch)
 
 from conftest import copy_model
 from fastdec.engine import accept_top1
@@ -67,7 +67,7 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch(mon
     policy._rows_fused = True
     accepted_at(policy, 990)
     ranked = ranking_spy(policy, monkeypatch)
-    policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
+    every_position_ranked(policy, 8)
     policy.observe_greedy_pass(2e-3, 8)  # (the run has seen a greedy pass of 8 rows: later batches draft at once)
     assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     policy.new_batch()

@@ -7,8 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import (accepted_at, batch_policy, batch_rows, fused_case, judged, policy_with, projection_rows,
-                            rows_of, ranking_spy, started_batch, State)
+from helpers.policy import (accepted_at, batch_policy, batch_rows, every_position_ranked, fused_case, judged, policy_with,
+                            projection_rows, rows_of, ranking_spy, started_batch, State)
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode
@@ -195,7 +195,7 @@ def test_a_batch_s_no_draft_holds_while_rows_finish(monkeypatch):
     policy.reach[1:11], policy.acc[1:11] = [1000.0] * 10, [990.0] * 10
     policy._refresh()
     ranked = ranking_spy(policy, monkeypatch)
-    policy._min_marginal = lambda cost, rows: 0.0  # every position is ranked when a choice is computed
+    every_position_ranked(policy, 8)
     assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     for rows in (8, 7, 5):
         assert policy.choose_batch([State() for _ in range(rows)], None) == [0] * rows

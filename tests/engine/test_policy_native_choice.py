@@ -8,26 +8,69 @@ from helpers.policy import batch_policy, fused_case, projection_rows, rows_of
 from helpers.properties import property_settings
 
 from fastdec.engine.policy import PassCost, native_choice
+from fastdec.engine.policy.measured_costs import _ExtraFit
 
 SETTINGS = property_settings(1)
 
 
-def _choose(c, extra, python: bool):
-    """The choice (draft lengths, promise, positions read as the choice measured them) of a policy made for case ``c``,
-    in Python or in C."""
+@st.composite
+def measured(draw):
+    """What a policy measured that a batched choice is priced with, row counts as multiples of the batch's rows: greedy
+    passes by rows (the run's and this batch's), drafted passes' lines by row class (as offsets from the batch's) and
+    batch 1's, what drafted passes realised of their promise by row class, the tokens a row may bet, and whether a
+    pass feeds the rows' real tokens only (the C backend's)."""
+    times = st.sampled_from([0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0])
+    seconds = st.sampled_from([5e-4, 1e-3, 1.7e-3, 4e-3])
+    line = st.tuples(st.sampled_from([0.0, 2e-5, 1e-4]), st.sampled_from([0.25, 0.9, 1.6, 8.0]))
+    by_class = st.integers(-2, 2)
+    return (draw(st.dictionaries(times, seconds, max_size=4)), draw(st.dictionaries(times, seconds, max_size=3)),
+            draw(st.dictionaries(by_class, line, max_size=3)), draw(line),
+            draw(st.dictionaries(by_class, st.sampled_from([0.3, 0.8, 1.0, 1.4]), max_size=3)),
+            draw(st.sampled_from([0.0, 0.5, 3.0, float(1 << 20)])), draw(st.booleans()))
+
+
+def _measured_at(policy, B: int, seen_before) -> None:
+    """Give ``policy`` the measurements :func:`measured` drew, for a batch of ``B`` rows."""
+    greedy, batch_greedy, lines, line_one, realized, bet, real_only = seen_before
+    policy._greedy = {max(round(B * m), 1): t for m, t in greedy.items()}
+    policy._batch_greedy = {max(round(B * m), 1): t for m, t in batch_greedy.items()}
+    policy._realized = {B.bit_length() + k: share for k, share in realized.items()}
+    policy.extra_fixed, policy.extra_factor = line_one
+    policy._batch_fits = {}
+    for k, fit_line in lines.items():
+        fit = policy._batch_fits[B.bit_length() + k] = _ExtraFit()
+        fit.line = fit_line
+    policy._bet_per_row, policy._real_tokens_only = bet, real_only
+
+
+def _policy_for(c, extra, seen_before=None, rows: str = "as drawn"):
+    """A policy made for case ``c`` and its batch's rows; ``seen_before``: what it measured (:func:`measured`; None: a
+    greedy pass of the batch's rows at the calibration's cost, drafts judged to keep their promise); ``rows``: "wide",
+    more rows than the tables' first length (16 positions: the C choice asks for longer ones), "fewer", half the batch's
+    rows (the others finished), or "one", its last row."""
     horizon, q, limits, counts, fed, pass_s, drafter_s, started, src_lens, per_row = c
     read_s, pad_s, d_keys, s_keys, wide = extra
-    B = len(limits)
-    if wide:  # more rows than the tables' first length (16 positions): the C choice asks for longer ones
+    if wide or rows == "wide":
         limits, counts, started, src_lens = limits * 4, counts * 4, started * 4, src_lens * 4
-        B *= 4
-        fed = [B + f - fed[0] for f in fed]
+    B = len(limits)
+    fed = [B + f - fed[0] for f in fed]
     cost = PassCost(batch=B, fed=fed, pass_s=pass_s, step_s=pass_s[0], pad_s=pad_s, **projection_rows(B, per_row))
     policy = batch_policy(cost, horizon, q, drafter_s, fused=True)
+    if rows in ("fewer", "one"):  # (priced with the batch's cost, as the rows left in a batch are)
+        left = 1 if rows == "one" else max(B // 2, 1)
+        limits, counts, started, src_lens = limits[:left], counts[:left], started[:left], src_lens[:left]
+    if seen_before is not None:
+        _measured_at(policy, len(limits), seen_before)
     policy._read_s = read_s
     policy._drafter_s = {k: drafter_s * k for k in d_keys}
     policy._start_s = {k: drafter_s / 3 * k for k in s_keys}
-    states = rows_of(counts, started, limits, src_lens)
+    return policy, rows_of(counts, started, limits, src_lens)
+
+
+def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn"):
+    """The choice (draft lengths, promise, positions read as the choice measured them, a "no draft" held) of a policy
+    made for case ``c`` (:func:`_policy_for`), in Python or in C."""
+    policy, states = _policy_for(c, extra, seen_before, rows)
     with pytest.MonkeyPatch.context() as m:
         if python:
             m.setattr(policy, "_native", None)
@@ -46,6 +89,37 @@ def test_the_c_choice_is_the_python_choice_bit_for_bit(c, read_s, pad_s, d_keys,
         pytest.skip("no C compiler: the Python loop makes every choice")
     extra = (read_s, pad_s, d_keys, s_keys, wide)
     assert _choose(c, extra, False) == _choose(c, extra, True)
+
+
+@property_settings(4)  # (cheap: a choice on a few rows)
+@given(c=fused_case(), seen_before=measured(), rows=st.sampled_from(["as drawn", "wide", "fewer", "one"]),
+       read_s=st.sampled_from([0.0, 3e-6]), pad_s=st.sampled_from([0.0, 1e-6]))
+def test_the_c_terms_are_the_python_terms_bit_for_bit(c, seen_before, rows, read_s, pad_s):
+    """What the C choice prices with -- each row's limit, the greedy pass of this batch or the run nearest the batch's
+    rows, the drafted pass's line and scale, the bar, the floor, a first bet -- is what the Python methods make of the
+    same measurements (none measured near the batch's rows: no choice, in both), and so is the choice it makes."""
+    module = native_choice.choice_module()
+    if module is None:
+        pytest.skip("no C compiler: the Python loop makes every choice")
+    extra = (read_s, pad_s, {1, 2, 4}, {1, 3}, False)
+    policy, states = _policy_for(c, extra, seen_before, rows)
+    B, cost = len(states), policy.batch_cost(None, len(states))
+    policy._last = cost  # (as choose_batch sets it)
+    got = native_choice.choose_priced(module, policy, states, cost, B)
+    measured_s = policy._batch_greedy_near(B)
+    if measured_s is None:
+        measured_s = policy._run_greedy_near(B)
+    if measured_s is None:
+        assert got is None
+    else:
+        fixed, factor = policy.batch_line(B)
+        factor *= policy._scale(B, cost, measured_s)
+        step = policy.greedy_pass_s(B, cost)
+        bar = policy._bar(B, step)
+        limits = [min(st_.max_draft, policy.horizon) for st_ in states]
+        assert got[5:] == (limits, (fixed, factor, step, bar, factor * policy._min_marginal(cost, B) * bar,
+                                    policy._first_bet(B)))
+    assert _choose(c, extra, False, seen_before, rows) == _choose(c, extra, True, seen_before, rows)
 
 
 def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):

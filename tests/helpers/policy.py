@@ -24,6 +24,13 @@ def policy_with(costs, horizon: int = 64, **kw) -> CostAwarePolicy:
     return policy
 
 
+def every_position_ranked(policy: CostAwarePolicy, batch: int) -> None:
+    """Flatten the last stretch of the policy's pass at ``batch`` rows (past what any choice here reads): its least
+    slope, what one more position costs at least, is then 0, and a choice reads every position it may take."""
+    cost = policy._costs[batch]
+    policy.use_cost(PassCost(**{**cost.__dict__, "pass_s": cost.pass_s[:-1] + [cost.pass_s[-2]]}))
+
+
 def judged(policy: CostAwarePolicy, rows: int, share: float = 1.0) -> None:
     """Drafted passes of about ``rows`` rows were judged to give ``share`` of the tokens per second they promised, and
     the next choices may bet every draft token they want."""
@@ -153,9 +160,10 @@ def projection_rows(B: int, per_row: float) -> dict:
 
 def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
     """The rows of every batched choice that read at least one ranked position from now on, whether the Python loop
-    (:meth:`_ranked`) or the C choice (:func:`native_choice.choose_fused`) made it."""
+    (:meth:`_ranked`) or the C choice (:func:`native_choice.choose_fused`, :func:`native_choice.choose_priced`) made
+    it."""
     ranked = []
-    python_ranked, c_choice = policy._ranked, native_choice.choose_fused
+    python_ranked, c_choice, c_priced = policy._ranked, native_choice.choose_fused, native_choice.choose_priced
 
     def in_python(states, *a):
         for i, position in enumerate(python_ranked(states, *a)):
@@ -168,6 +176,12 @@ def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
         if chosen[4]:
             ranked.append(len(states))
         return chosen
+    def priced_in_c(module, policy_, states, *a):
+        chosen = c_priced(module, policy_, states, *a)
+        if chosen is not None and chosen[4]:
+            ranked.append(len(states))
+        return chosen
     monkeypatch.setattr(policy, "_ranked", in_python)
     monkeypatch.setattr(native_choice, "choose_fused", in_c)
+    monkeypatch.setattr(native_choice, "choose_priced", priced_in_c)
     return ranked

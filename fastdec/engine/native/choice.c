@@ -640,6 +640,338 @@ done:
     return result;
 }
 
+/* The terms a batched choice prices with (BatchedChoice.choose_batch, MeasuredCosts), from the policy's own
+   measurements: made in Python before every choice they took 20-25 us of a 35 us choice at B = 2 on the C backend,
+   about as much as the choice itself. Each is what the Python method named returns, bit for bit. */
+static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_extra_factor, *s_real_tokens_only,
+    *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
+    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_fed,
+    *s_pass_s, *s_line, *s_fused;
+
+static int double_attr(PyObject *obj, PyObject *name, double *out) {
+    PyObject *x = PyObject_GetAttr(obj, name);
+    if (!x) return -1;
+    *out = PyFloat_AsDouble(x);
+    Py_DECREF(x);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* dict.get(key) of a {rows: seconds} dict: 1 found (*out), 0 not, -1 an error */
+static int get_double(PyObject *dict, long key, double *out) {
+    PyObject *k = PyLong_FromLong(key);
+    if (!k) return -1;
+    PyObject *v = PyDict_GetItemWithError(dict, k);
+    Py_DECREF(k);
+    if (!v) return PyErr_Occurred() ? -1 : 0;
+    *out = PyFloat_AsDouble(v);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 1;
+}
+
+/* the next (key, value) of a {rows: seconds} dict as C numbers: 1, or 0 at its end, -1 an error */
+static int next_item(PyObject *dict, Py_ssize_t *pos, long *key, double *val) {
+    PyObject *k, *v;
+    if (!PyDict_Next(dict, pos, &k, &v)) return 0;
+    *key = PyLong_AsLong(k);
+    *val = PyFloat_AsDouble(v);
+    return PyErr_Occurred() ? -1 : 1;
+}
+
+/* MeasuredCosts.greedy_pass_s(rows, cost): the measured greedy pass at rows, else between the nearest measured row
+   counts (the calibration's batch, at its step, one of them), else in proportion to the nearest */
+static int greedy_pass(PyObject *greedy, long rows, long c_batch, double c_step, double *out) {
+    int got = get_double(greedy, rows, out);
+    if (got) return got;
+    if (rows == c_batch) { /* (not measured at rows: the calibration's) */
+        *out = c_step;
+        return 1;
+    }
+    long lo = 0, hi = 0, k;
+    double v_lo = 0.0, v_hi = 0.0, v;
+    int has_lo = 0, has_hi = 0, c_in = 0;
+    Py_ssize_t pos = 0;
+    while ((got = next_item(greedy, &pos, &k, &v)) == 1) {
+        if (k == c_batch) c_in = 1;
+        if (k < rows && (!has_lo || k > lo)) lo = k, v_lo = v, has_lo = 1;
+        if (k > rows && (!has_hi || k < hi)) hi = k, v_hi = v, has_hi = 1;
+    }
+    if (got < 0) return -1;
+    if (!c_in) {
+        if (c_batch < rows && (!has_lo || c_batch > lo)) lo = c_batch, v_lo = c_step, has_lo = 1;
+        if (c_batch > rows && (!has_hi || c_batch < hi)) hi = c_batch, v_hi = c_step, has_hi = 1;
+    }
+    if (has_lo && has_hi) {
+        *out = v_lo + (v_hi - v_lo) * (double)(rows - lo) / (double)(hi - lo);
+    } else {
+        const long near = has_hi ? hi : lo;
+        *out = (has_hi ? v_hi : v_lo) * (double)rows / (double)near;
+    }
+    return 1;
+}
+
+/* the first key of a {rows: seconds} dict nearest rows (only keys > above): 1 found, 0 none, -1 an error */
+static int first_nearest(PyObject *dict, long rows, long above, long *near, double *val) {
+    long k, best = -1;
+    double v;
+    int got;
+    Py_ssize_t pos = 0;
+    while ((got = next_item(dict, &pos, &k, &v)) == 1) {
+        const long d = k > rows ? k - rows : rows - k;
+        if (k > above && (best < 0 || d < best)) best = d, *near = k, *val = v;
+    }
+    return got < 0 ? -1 : best >= 0;
+}
+
+/* MeasuredCosts._batch_greedy_near(rows) (this batch's greedy pass) and, where it has none, _run_greedy_near(rows) */
+static int greedy_near(PyObject *batch_greedy, PyObject *greedy, long rows, long c_batch, double c_step, double *out) {
+    long near = 0;
+    double v = 0.0, at_rows, at_near;
+    int got = get_double(batch_greedy, rows, out);
+    if (got) return got;
+    if (PyDict_GET_SIZE(batch_greedy)) {
+        if ((got = first_nearest(batch_greedy, rows, LONG_MIN, &near, &v)) < 0) return -1;
+        if (near / 2 <= rows && rows <= 2 * near) {
+            if (greedy_pass(greedy, rows, c_batch, c_step, &at_rows) < 0 ||
+                greedy_pass(greedy, near, c_batch, c_step, &at_near) < 0)
+                return -1;
+            *out = v * (at_rows != 0.0 && at_near != 0.0 ? at_rows / at_near : (double)rows / (double)near);
+            return 1;
+        }
+    }
+    if ((got = get_double(greedy, rows, out)) != 0 || rows <= 1) return got;
+    if ((got = first_nearest(greedy, rows, 1, &near, &v)) <= 0) return got;
+    if (!(near / 2 <= rows && rows <= 2 * near)) return 0;
+    *out = v * (double)rows / (double)near;
+    return 1;
+}
+
+static long bit_length(long x) {
+    long n = 0;
+    for (; x > 0; x >>= 1) n++;
+    return n;
+}
+
+/* a fit's line (fixed, factor) */
+static int line_of(PyObject *fit, double *fixed, double *factor) {
+    PyObject *line = PyObject_GetAttr(fit, s_line);
+    if (!line) return -1;
+    int rc = -1;
+    if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a fit's line must be a (fixed, factor) tuple");
+    } else {
+        *fixed = PyFloat_AsDouble(PyTuple_GET_ITEM(line, 0));
+        *factor = PyFloat_AsDouble(PyTuple_GET_ITEM(line, 1));
+        rc = PyErr_Occurred() ? -1 : 0;
+    }
+    Py_DECREF(line);
+    return rc;
+}
+
+/* the value under the key of dict nearest key (measured_costs._nearest: the smaller of two as near), borrowed */
+static PyObject *nearest_value(PyObject *dict, long key) {
+    PyObject *k, *v, *out = NULL;
+    long best_d = -1, best_k = 0;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict, &pos, &k, &v)) {
+        const long x = PyLong_AsLong(k);
+        if (x == -1 && PyErr_Occurred()) return NULL;
+        const long d = x > key ? x - key : key - x;
+        if (best_d < 0 || d < best_d || (d == best_d && x < best_k)) best_d = d, best_k = x, out = v;
+    }
+    if (!out) PyErr_SetString(PyExc_ValueError, "no key to be nearest");
+    return out;
+}
+
+/* MeasuredCosts.batch_line(rows) for rows > 1 */
+static int batch_line(PyObject *fits, long rows, double *fixed, double *factor) {
+    const long key = bit_length(rows), keys[3] = {key, key + 1, key - 1};
+    for (int i = 0; i < 3; i++) { /* (fits.get(key) or fits.get(key + 1) or fits.get(key - 1)) */
+        PyObject *k = PyLong_FromLong(keys[i]);
+        if (!k) return -1;
+        PyObject *fit = PyDict_GetItemWithError(fits, k);
+        Py_DECREF(k);
+        if (fit) return line_of(fit, fixed, factor);
+        if (PyErr_Occurred()) return -1;
+    }
+    *fixed = 0.0;
+    *factor = 1.0;
+    if (!PyDict_GET_SIZE(fits)) return 0;
+    PyObject *fit = nearest_value(fits, key);
+    double ignored;
+    return fit ? line_of(fit, &ignored, factor) : -1;
+}
+
+/* MeasuredCosts._min_marginal(cost, rows): the least slope of the measured pass above rows, its feeding alone */
+static int min_marginal(PyObject *fed, PyObject *pass_s, long rows, double *out) {
+    if (!PyList_Check(fed) || !PyList_Check(pass_s) || PyList_GET_SIZE(pass_s) < PyList_GET_SIZE(fed)) {
+        PyErr_SetString(PyExc_TypeError, "a cost's fed and pass_s must be lists of one length");
+        return -1;
+    }
+    int any = 0;
+    for (Py_ssize_t i = 0; i + 1 < PyList_GET_SIZE(fed); i++) {
+        double x0, x1, y0, y1;
+        if (number_at(fed, i, &x0) < 0 || number_at(fed, i + 1, &x1) < 0 || number_at(pass_s, i, &y0) < 0 ||
+            number_at(pass_s, i + 1, &y1) < 0)
+            return -1;
+        if (!(x1 > (double)rows && x1 > x0)) continue;
+        double slope = (y1 - y0) / (x1 - x0);
+        if (0.0 > slope) slope = 0.0;
+        if (!any || slope < *out) *out = slope;
+        any = 1;
+    }
+    if (!any) *out = 0.0;
+    return 0;
+}
+
+/* choose_priced(policy, states, cost, B): BatchedChoice.choose_batch's priced choice on a fused pass, its terms
+   made here: each row's limit (its max_draft, at most the horizon), the greedy pass it is priced against (this
+   batch's, else the run's, of about B rows), the drafted pass's line and scale, the bar, the floor and a first bet's
+   tokens, then choose_fused. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
+   positions read, limits, (fixed part, factor, greedy step, bar, floor, first bet)); (-2,) where no greedy pass of
+   about B rows was measured;
+   (-1, length) where the fused tables (policy._extras[("fused", id(cost), B)]) are missing or shorter than the
+   choice reads (the caller makes them and asks again). */
+static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "choose_priced(policy, states, cost, B)");
+        return NULL;
+    }
+    PyObject *policy = args[0], *states = args[1], *cost = args[2];
+    const long B = PyLong_AsLong(args[3]);
+    if (B == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_Check(states) || PyList_GET_SIZE(states) != B) {
+        PyErr_SetString(PyExc_ValueError, "states must be a list of B states");
+        return NULL;
+    }
+    PyObject *result = NULL, *limits = NULL, *par = NULL, *most_o = NULL, *key = NULL, *id = NULL, *got = NULL;
+    PyObject *batch_greedy = NULL, *greedy = NULL, *fits = NULL, *realized = NULL, *extras = NULL, *fed = NULL,
+             *pass_s = NULL, *q = NULL, *q_first = NULL, *drafter_s = NULL, *start_s = NULL;
+    long horizon, c_batch, probe_rows, probe_len;
+    double c_step, measured, fixed, factor, step, margin, weight, read_s, pad_s, bet_per_row, marginal = 0.0;
+    int real_only;
+    if (int_attr(policy, s_horizon, &horizon) < 0 || int_attr(cost, s_batch, &c_batch) < 0 ||
+        double_attr(cost, s_step_s, &c_step) < 0 || !(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) ||
+        !(greedy = PyObject_GetAttr(policy, s_greedy)) || !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
+        goto done;
+    }
+    if (!(limits = PyList_New(B))) goto done;
+    for (long r = 0; r < B; r++) {
+        long lim;
+        if (int_attr(PyList_GET_ITEM(states, r), s_max_draft, &lim) < 0) goto done;
+        PyObject *x = PyLong_FromLong(lim < horizon ? lim : horizon);
+        if (!x) goto done;
+        PyList_SET_ITEM(limits, r, x);
+    }
+    int found = greedy_near(batch_greedy, greedy, B, c_batch, c_step, &measured);
+    if (found < 0) goto done;
+    if (!found) {
+        result = Py_BuildValue("(i)", -2);
+        goto done;
+    }
+    /* the drafted pass's line at about B rows, its factor scaled by how much dearer a real greedy pass is than the
+       calibration's (MeasuredCosts._scale; B > 1: batch_line's fits) */
+    if (B > 1) {
+        if (!(fits = PyObject_GetAttr(policy, s_batch_fits)) || !PyDict_Check(fits)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the batch fits must be a dict");
+            goto done;
+        }
+        if (batch_line(fits, B, &fixed, &factor) < 0) goto done;
+    } else if (double_attr(policy, s_extra_fixed, &fixed) < 0 || double_attr(policy, s_extra_factor, &factor) < 0) {
+        goto done;
+    }
+    PyObject *flag = PyObject_GetAttr(policy, s_real_tokens_only);
+    if (!flag || (real_only = PyObject_IsTrue(flag)) < 0) {
+        Py_XDECREF(flag);
+        goto done;
+    }
+    Py_DECREF(flag);
+    double scale = 1.0;
+    if (B > 1 && real_only) {
+        const double share = (double)B / (double)c_batch;
+        scale = measured / (c_step * (1.0 < share ? 1.0 : share));
+        if (1.0 > scale) scale = 1.0;
+        if (4.0 < scale) scale = 4.0;
+    }
+    factor = factor * scale;
+    if (greedy_pass(greedy, B, c_batch, c_step, &step) < 0) goto done;
+    /* BatchedChoice._bar: margin times a greedy pass's tokens per second, over what drafted passes of about B rows
+       realised of their promise */
+    if (double_attr(policy, s_margin, &margin) < 0 || !(realized = PyObject_GetAttr(policy, s_realized)) ||
+        !PyDict_Check(realized)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the realised shares must be a dict");
+        goto done;
+    }
+    double share = 1.0;
+    found = get_double(realized, bit_length(B), &share);
+    if (found < 0) goto done;
+    if (!found || share == 0.0) { /* (dict.get(key) or the nearest's) */
+        share = 1.0;
+        if (PyDict_GET_SIZE(realized)) {
+            PyObject *v = nearest_value(realized, bit_length(B));
+            if (!v || ((share = PyFloat_AsDouble(v)) == -1.0 && PyErr_Occurred())) goto done;
+        }
+    }
+    const double bar = margin * (double)B / (step * (1.0 < share ? 1.0 : share));
+    if (!(fed = PyObject_GetAttr(cost, s_fed)) || !(pass_s = PyObject_GetAttr(cost, s_pass_s)) ||
+        min_marginal(fed, pass_s, B, &marginal) < 0)
+        goto done;
+    if (double_attr(policy, s_weight, &weight) < 0 || double_attr(policy, s_read_s, &read_s) < 0 ||
+        double_attr(cost, s_pad_s, &pad_s) < 0 || double_attr(policy, s_bet_per_row, &bet_per_row) < 0 ||
+        int_attr(policy, s_probe_rows, &probe_rows) < 0 || int_attr(policy, s_probe_len, &probe_len) < 0)
+        goto done;
+    const long bet = (long)(bet_per_row * (double)B);  /* BatchedChoice._first_bet */
+    if (!(par = Py_BuildValue("(ddddddddd)", weight, factor * marginal * bar, step, fixed, factor, read_s, pad_s,
+                              0.25 * step, bar)) ||
+        !(most_o = PyLong_FromLong(probe_rows * probe_len > bet ? probe_rows * probe_len : bet)))
+        goto done;
+    /* the fused tables (native_choice._tables keeps them under this key) */
+    if (!(extras = PyObject_GetAttr(policy, s_extras)) || !PyDict_Check(extras)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the policy's tables must be a dict");
+        goto done;
+    }
+    if (!(id = PyLong_FromVoidPtr(cost)) || !(key = Py_BuildValue("(OOl)", s_fused, id, B))) goto done;
+    PyObject *tables = PyDict_GetItemWithError(extras, key);
+    if (!tables && PyErr_Occurred()) goto done;
+    if (!tables || !PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 3 ||
+        PyObject_Length(PyTuple_GET_ITEM(tables, 2)) != PyObject_Length(PyTuple_GET_ITEM(tables, 0))) {
+        if (!PyErr_Occurred()) result = Py_BuildValue("(ii)", -1, 16);
+        goto done;
+    }
+    if (!(q = PyObject_GetAttr(policy, s_q)) || !(q_first = PyObject_GetAttr(policy, s_q_first)) ||
+        !(drafter_s = PyObject_GetAttr(policy, s_drafter_s)) || !(start_s = PyObject_GetAttr(policy, s_start_s)))
+        goto done;
+    PyObject *call[11] = {limits, states, q, q_first, PyTuple_GET_ITEM(tables, 0), PyTuple_GET_ITEM(tables, 1),
+                          PyTuple_GET_ITEM(tables, 2), drafter_s, start_s, par, most_o};
+    if (!(got = choose_fused(self, call, 11))) goto done;
+    if (PyTuple_GET_SIZE(got) != 5) { /* (-1, the tables' length needed) */
+        result = got;
+        got = NULL;
+        goto done;
+    }
+    result = Py_BuildValue("(OOOOOO(dddddO))", PyTuple_GET_ITEM(got, 0), PyTuple_GET_ITEM(got, 1),
+                           PyTuple_GET_ITEM(got, 2), PyTuple_GET_ITEM(got, 3), PyTuple_GET_ITEM(got, 4), limits, fixed,
+                           factor, step, bar, factor * marginal * bar, most_o);
+done:
+    Py_XDECREF(limits);
+    Py_XDECREF(par);
+    Py_XDECREF(most_o);
+    Py_XDECREF(key);
+    Py_XDECREF(id);
+    Py_XDECREF(got);
+    Py_XDECREF(batch_greedy);
+    Py_XDECREF(greedy);
+    Py_XDECREF(fits);
+    Py_XDECREF(realized);
+    Py_XDECREF(extras);
+    Py_XDECREF(fed);
+    Py_XDECREF(pass_s);
+    Py_XDECREF(q);
+    Py_XDECREF(q_first);
+    Py_XDECREF(drafter_s);
+    Py_XDECREF(start_s);
+    return result;
+}
+
 /* fit_add(fit, predicted, seen): measured_costs._ExtraFit.add on a fit's slots (decay, sums, line): the batch-1 loop
    counts a drafted pass with it (its arithmetic took 2-3 us a pass in Python). Returns the new line. */
 static PyObject *fit_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -707,6 +1039,7 @@ static PyMethodDef methods[] = {
     {"choose_fused", (PyCFunction)(void (*)(void))choose_fused, METH_FASTCALL, "a batch's draft lengths"},
     {"fit_add", (PyCFunction)(void (*)(void))fit_add, METH_FASTCALL, "count a drafted pass in a fit"},
     {"count_rows", (PyCFunction)(void (*)(void))count_rows, METH_FASTCALL, "count a batched pass's rows"},
+    {"choose_priced", (PyCFunction)(void (*)(void))choose_priced, METH_FASTCALL, "a batch's terms and choice"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -720,5 +1053,19 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
         !(s_drafter_started = PyUnicode_InternFromString("drafter_started")) ||
         !(s_src_list = PyUnicode_InternFromString("src_list")) || !(s_prefix = PyUnicode_InternFromString("prefix")))
         return NULL;
+    struct {
+        PyObject **name;
+        const char *text;
+    } names[] = {{&s_batch_greedy, "_batch_greedy"}, {&s_greedy, "_greedy"}, {&s_batch_fits, "_batch_fits"},
+                 {&s_extra_fixed, "extra_fixed"}, {&s_extra_factor, "extra_factor"},
+                 {&s_real_tokens_only, "_real_tokens_only"}, {&s_step_s, "step_s"}, {&s_batch, "batch"},
+                 {&s_realized, "_realized"}, {&s_margin, "margin"}, {&s_extras, "_extras"}, {&s_weight, "weight"},
+                 {&s_read_s, "_read_s"}, {&s_pad_s, "pad_s"}, {&s_bet_per_row, "_bet_per_row"},
+                 {&s_probe_rows, "probe_rows"}, {&s_probe_len, "probe_len"}, {&s_q, "q"}, {&s_q_first, "q_first"},
+                 {&s_drafter_s, "_drafter_s"}, {&s_start_s, "_start_s"}, {&s_max_draft, "max_draft"},
+                 {&s_horizon, "horizon"}, {&s_fed, "fed"}, {&s_pass_s, "pass_s"}, {&s_line, "line"},
+                 {&s_fused, "fused"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);
 }

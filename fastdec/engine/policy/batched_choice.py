@@ -242,6 +242,10 @@ class BatchedChoice:
         ``_READ_AT_LEAST``)."""
         self._read_s = seconds if not self._read_s else 0.7 * self._read_s + 0.3 * seconds
 
+    def _limits(self, states) -> List[int]:
+        """Each row's draft positions at most: its ``max_draft``, at most the horizon."""
+        return [min(st.max_draft, self.horizon) for st in states]
+
     def _stand(self, states, n: Sequence[int], rows: int) -> None:
         """A padded choice of ``n`` that took every position worth 1 % or more stands (:meth:`choose_batch`)."""
         self._standing = (rows, _STANDING)
@@ -295,9 +299,8 @@ class BatchedChoice:
                 return [0] * B
             del self._batch_skips[key]
             self._last = self.batch_cost(verifier, B)
-            return self._probe_rows([min(st.max_draft, self.horizon) for st in states])
+            return self._probe_rows(self._limits(states))
         t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
-        limits = [min(st.max_draft, self.horizon) for st in states]
         standing, self._standing = self._standing, None
         if standing is not None and standing[1] > 0:
             # the last padded choice took every position worth 1 % or more: no position's cost outweighed its value,
@@ -306,7 +309,7 @@ class BatchedChoice:
             # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
             # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
             # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
-            n = [lim if st.extra.get("policy_standing", True) else 0 for st, lim in zip(states, limits)]
+            n = [lim if st.extra.get("policy_standing", True) else 0 for st, lim in zip(states, self._limits(states))]
             if any(n):
                 self._standing = (standing[0], standing[1] - 1)
                 self._last = self.batch_cost(verifier, B)
@@ -317,22 +320,35 @@ class BatchedChoice:
             # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
             # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
             # backend)
-            return self._probe_rows(limits, 1)
-        measured = self._batch_greedy_near(B)
-        if measured is None:
-            measured = self._run_greedy_near(B)
-        if measured is None:
-            # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own:
-            # drafts are priced by how much dearer real passes are than the calibration's. Priced by the calibration
-            # alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first batch at
-            # 40 us a token, what a greedy row costs there, where 20 were expected. (Every batch measuring its own
-            # first cost two greedy passes a batch: IAD at B = 2 drafted 5.6 tokens per iteration against 13.3.)
-            return [0] * B
-        fixed, factor = self.batch_line(B)
-        factor *= self._scale(B, cost, measured)
-        step = self.greedy_pass_s(B, cost)
-
-        chosen, shaped = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0), False
+            return self._probe_rows(self._limits(states), 1)
+        # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own (below:
+        # None): drafts are priced by how much dearer real passes are than the calibration's. Priced by the
+        # calibration alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first
+        # batch at 40 us a token, what a greedy row costs there, where 20 were expected. (Every batch measuring its own
+        # first cost two greedy passes a batch: IAD at B = 2 drafted 5.6 tokens per iteration against 13.3.)
+        module = self._native if self._rows_fused else None
+        if module is not None:
+            # (the terms below and the choice, in one C call: made in Python, the terms took 20-25 us of a 35 us
+            # choice at B = 2 on the C backend)
+            got = native_choice.choose_priced(module, self, states, cost, B)
+            if got is None:
+                return [0] * B
+            best_t, n, rate, expected, read, limits, (fixed, factor, step, *_) = got
+            if read >= _READ_AT_LEAST:
+                self._observe_read((time.perf_counter() - t0) / read)
+            chosen = (n, rate, False, expected) if best_t else None
+        else:
+            limits = self._limits(states)
+            measured = self._batch_greedy_near(B)
+            if measured is None:
+                measured = self._run_greedy_near(B)
+            if measured is None:
+                return [0] * B
+            fixed, factor = self.batch_line(B)
+            factor *= self._scale(B, cost, measured)
+            step = self.greedy_pass_s(B, cost)
+            chosen = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0)
+        shaped = False
         if chosen is None and B > self.probe_rows and self._first_bet(B) < sum(limits):
             # the bet bounded the choice (and no draft paid within it): the bet again on a probe's rows alone, each as
             # deep as it pays. A bet's tokens taken best value first go to every row's first positions, and each row

@@ -24,8 +24,8 @@ _LOADED: dict = {}  # "module": the extension module, or None where it cannot be
 
 
 def choice_module():
-    """The compiled choices (``choose_fused``, ``count_rows``, ``count_sentence``, ``best_length``, ``fit_add``), or
-    None where they cannot be built (said once, at debug level: the Python code decides)."""
+    """The compiled choices (``choose_priced``, ``choose_fused``, ``count_rows``, ``count_sentence``, ``best_length``,
+    ``fit_add``), or None where they cannot be built (said once, at debug level: the Python code decides)."""
     if "module" in _LOADED:
         return _LOADED["module"]
     include = sysconfig.get_paths().get("include")
@@ -63,6 +63,23 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
         if got[0] != -1:
             return got
         tables = _tables(policy, key, cost, B, got[1])  # too short: extended as far as the choice read, asked again
+
+
+def choose_priced(module, policy, states, cost, B: int):
+    """:meth:`~fastdec.engine.policy.batched_choice.BatchedChoice.choose_batch`'s priced choice on a fused pass with
+    its terms made in C (the rows' limits, and the greedy pass, line, scale and bar it is priced with): ``(positions
+    taken, draft lengths, tokens per second promised, tokens expected, positions read, limits, (the drafted pass's
+    fixed part, its factor, a greedy pass, the bar, the floor, a first bet's tokens))``, or None where no greedy pass
+    of about ``B`` rows was measured yet."""
+    states = states if isinstance(states, list) else list(states)
+    while True:
+        got = module.choose_priced(policy, states, cost, B)
+        if got[0] >= 0:
+            return got
+        if got[0] == -2:
+            return None
+        # the tables are missing or too short: made as far as the choice reads them, and asked again
+        _tables(policy, ("fused", id(cost), B), cost, B, got[1])
 
 
 def _tables(policy, key: tuple, cost, B: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
