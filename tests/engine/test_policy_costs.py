@@ -16,6 +16,7 @@ from fastdec.engine.batched import BatchedVerifier, decode_batched
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, PassCost, batched_choice
 from fastdec.engine.policy.measured_costs import _ExtraFit
+from fastdec.engine.policy.pass_cost import _interpolate, _interpolate_from
 from fastdec.engine.projection import BatchedMaskedLogProbs, MaskedLogProbs, projects_real_positions
 
 SETTINGS = property_settings(1 / 2)
@@ -62,6 +63,27 @@ def test_fewer_rows_than_measured_read_the_measured_batch_s_curve():
     assert cost.extra(4 + 1, 4 + 1, base=4) >= 3e-4   # the jump, which a line through 32 and 33 down to 4 loses
     assert cost.extra(8 + 16, 8 + 16, base=8) == pytest.approx(cost.extra(48, 48))
     assert cost.extra(40, 40) == pytest.approx(cost.extra(40, 40, base=32))
+
+
+@property_settings(2)
+@given(xs=st.lists(st.integers(1, 300), min_size=1, max_size=8, unique=True),
+       ys=st.lists(st.sampled_from([0.0, 2e-4, 1e-3, 1.7e-3, 5e-3, 3.3e-3]), min_size=8, max_size=8),
+       start=st.integers(0, 60), size=st.integers(0, 400), batch=st.integers(1, 64))
+def test_the_tables_a_batched_choice_reads_are_the_pass_s_interpolation_point_by_point(xs, ys, start, size, batch):
+    """A pass's curve read at many points at once is :func:`_interpolate` at each, bit for bit (below, between and
+    past the measured points; one point measured); the least step from each table entry on is the least of the
+    steps from there and the least slope of the measured pass."""
+    xs, ys = sorted(xs), ys[: len(xs)]
+    many = _interpolate_from(xs, ys, start, start + size).tolist()
+    assert [repr(v) for v in many] == [repr(_interpolate(xs, ys, x)) for x in range(start, start + size)]
+    if len(xs) < 2:
+        return
+    cost = PassCost(batch=batch, fed=xs, pass_s=ys, rows=[batch, 8 * batch], rows_s=[1e-5, 8e-5], step_s=1e-3)
+    policy = CostAwarePolicy(8)
+    fed, _ = policy._padded_lists(cost, batch, size, batch)
+    low = policy._min_marginal(cost, batch)
+    least = policy._least_steps(cost, batch, fed)
+    assert least == [min([low] + [fed[u + 1] - fed[u] for u in range(t, len(fed) - 1)]) for t in range(len(fed))]
 
 
 @st.composite
