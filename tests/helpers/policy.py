@@ -160,10 +160,10 @@ def projection_rows(B: int, per_row: float) -> dict:
 
 def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
     """The rows of every batched choice that read at least one ranked position from now on, whether the Python loop
-    (:meth:`_ranked`) or the C choice (:func:`native_choice.choose_fused`, :func:`native_choice.choose_priced`) made
+    (:meth:`_ranked`) or the C choice (:func:`native_choice.choose_fused`, or the module's ``choose_priced``) made
     it."""
     ranked = []
-    python_ranked, c_choice, c_priced = policy._ranked, native_choice.choose_fused, native_choice.choose_priced
+    python_ranked, c_choice = policy._ranked, native_choice.choose_fused
 
     def in_python(states, *a):
         for i, position in enumerate(python_ranked(states, *a)):
@@ -176,12 +176,22 @@ def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
         if chosen[4]:
             ranked.append(len(states))
         return chosen
-    def priced_in_c(module, policy_, states, *a):
-        chosen = c_priced(module, policy_, states, *a)
-        if chosen is not None and chosen[4]:
-            ranked.append(len(states))
-        return chosen
+    class Watched:
+        """The C module, its priced choice watched (the batched choice calls it on the module itself)."""
+
+        def __init__(self, module):
+            self.module = module
+
+        def __getattr__(self, name):
+            return getattr(self.module, name)
+
+        def choose_priced(self, policy_, states, *a):
+            chosen = self.module.choose_priced(policy_, states, *a)
+            if chosen[0] >= 0 and chosen[4]:
+                ranked.append(len(states))
+            return chosen
     monkeypatch.setattr(policy, "_ranked", in_python)
     monkeypatch.setattr(native_choice, "choose_fused", in_c)
-    monkeypatch.setattr(native_choice, "choose_priced", priced_in_c)
+    if policy._native is not None:
+        monkeypatch.setattr(policy, "_native", Watched(policy._native))
     return ranked

@@ -330,9 +330,13 @@ class BatchedChoice:
         if module is not None:
             # (the terms below and the choice, in one C call: made in Python, the terms took 20-25 us of a 35 us
             # choice at B = 2 on the C backend)
-            got = native_choice.choose_priced(module, self, states, cost, B)
-            if got is None:
-                return [0] * B
+            if not isinstance(states, list):
+                states = list(states)
+            got = module.choose_priced(self, states, cost, B)
+            if got[0] < 0:  # (no greedy pass measured near B rows yet, or tables to make first: the helper asks again)
+                got = native_choice.choose_priced(module, self, states, cost, B)
+                if got is None:
+                    return [0] * B
             best_t, n, rate, expected, read, limits, (fixed, factor, step, *_) = got
             if read >= _READ_AT_LEAST:
                 self._observe_read((time.perf_counter() - t0) / read)

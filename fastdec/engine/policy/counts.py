@@ -29,7 +29,27 @@ class AcceptanceCounts:
         pass projected (for :meth:`observe_pass`'s prediction)."""
         native, horizon = self._native, self.horizon
         if native is not None:
-            self._count_rows_native(native, states, asked)
+            # the loop in C (native/choice.c's count_rows, a sentence's first counts made there too): it counts rows
+            # until a refresh of the rates is due, and this does what _count does beside that (the refresh), then
+            # hands over the rows left. (In Python the loop cost 3-4 us a row, and a sentence's first count 8-9 us;
+            # a method of its own for this, a call more between two passes, 2-3 us.)
+            states = states if isinstance(states, list) else list(states)
+            asked = asked if isinstance(asked, list) else list(asked)
+            r, n, self._pass_projected = 0, len(states), 0
+            while r < n:
+                r, accepted, counted, deepest, stale, projected = native.count_rows(
+                    states, asked, r, horizon, self._ends, self._gots, self._ends_first, self._gots_first,
+                    self._stale, self.reach[1])
+                self._pass_projected += projected
+                self._iter_accepted += accepted
+                self._version += counted
+                self._stale = stale
+                if deepest > self._fold_top:
+                    self._fold_top = deepest
+                    if deepest > self._deepest:
+                        self._deepest = deepest
+                if counted and 4 * stale >= self.reach[1]:
+                    self._refresh()
             return
         projected = 0
         for st, n in zip(states, asked):
@@ -45,29 +65,6 @@ class AcceptanceCounts:
             self._iter_accepted += accepted
             self._count(top, got, self._count_sentence(st, top, got))
         self._pass_projected = projected
-
-    def _count_rows_native(self, native, states, asked: Sequence[int]) -> None:
-        """:meth:`observe_rows` with its loop in C (``native/choice.c``'s ``count_rows``, a sentence's first counts made
-        there too): it counts rows until a refresh of the rates is due, and this method does what :meth:`_count` does
-        beside that (the refresh), then hands over the rows left. (In Python the loop cost 3-4 us a row, and a
-        sentence's first count 8-9 us.)"""
-        states = states if isinstance(states, list) else list(states)
-        asked = asked if isinstance(asked, list) else list(asked)
-        r, n, self._pass_projected = 0, len(states), 0
-        while r < n:
-            r, accepted, counted, deepest, stale, projected = native.count_rows(
-                states, asked, r, self.horizon, self._ends, self._gots, self._ends_first, self._gots_first, self._stale,
-                self.reach[1])
-            self._pass_projected += projected
-            self._iter_accepted += accepted
-            self._version += counted
-            self._stale = stale
-            if deepest > self._fold_top:
-                self._fold_top = deepest
-                if deepest > self._deepest:
-                    self._deepest = deepest
-            if counted and 4 * stale >= self.reach[1]:
-                self._refresh()
 
     def _reached(self, drafted: int, accepted: int, asked: Optional[int]) -> Tuple[int, int]:
         """The deepest position an iteration counts (``top``: the first rejected, or the draft's last) and how many of
