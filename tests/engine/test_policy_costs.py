@@ -7,8 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.properties import property_settings
-from helpers.policy import (accepted_at, batch_policy, batch_rows, every_position_ranked, fused_case, judged, policy_with,
-                            projection_rows, rows_of, ranking_spy, started_batch, State)
+from helpers.policy import (accepted_at, batch_policy, batch_rows, every_position_ranked, fused_case, judged,
+                            policy_with, projection_rows, rows_of, ranking_spy, started_batch, State)
 
 from conftest import random_model
 from fastdec.engine import InputCopyDrafter, accept_top1, greedy_decode

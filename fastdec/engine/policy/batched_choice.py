@@ -44,8 +44,10 @@ class BatchedChoice:
             self._flush_iterations()
         self._relax_judged()
         self._batch_greedy, self._pending = {}, {}
-        self._end_batch_hold()
-        self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}
+        if self._batch_hold_len or self.batch_hold:
+            self._end_batch_hold()
+        if self._batch_skips:
+            self._batch_skips = {k: held for k, held in self._batch_skips.items() if not held[0][2]}
 
     def _relax_judged(self) -> None:
         """At a new batch what drafted passes realised moves ``1 - _JUDGED_FADE`` of the way back to their promise:
@@ -279,7 +281,8 @@ class BatchedChoice:
             self._end_batch_hold()
         key = B.bit_length()
         held = None
-        for k in (key, key + 1):  # (made at up to twice as many rows: of this row class or the next)
+        # (made at up to twice as many rows: of this row class or the next)
+        for k in (key, key + 1) if self._batch_skips else ():
             held = self._batch_skips.get(k)
             if (held is not None and held[0][1] >= B > held[0][1] // 2 and held[1] < 64
                     and (held[0][0] == self._version or not (held[0][2] or _counted(states)))):
