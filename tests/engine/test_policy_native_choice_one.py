@@ -79,6 +79,42 @@ def test_the_c_choice_drafts_where_the_sentence_s_drafts_were_accepted_and_not_w
     assert _decide(rejected, False)[1][-1] == 0
 
 
+@st.composite
+def counts_case(draw):
+    """A policy's counts by position (floats, or ints as a test sets them; the first drafts' own or none), the
+    observations waiting to be added to them, and the deepest position counted."""
+    horizon = draw(st.integers(1, HORIZON))
+    count = st.one_of(st.integers(0, 40), st.sampled_from([0.0, 0.5, 3.0, 17.25, 4000.0]))
+    counts = [draw(st.lists(count, min_size=horizon + 2, max_size=horizon + 2)) for _ in range(4)]
+    if draw(st.booleans()):  # (no first draft counted: the input's rates serve a sentence's first draft)
+        counts[2] = [0] * (horizon + 2)
+    waiting = [draw(st.lists(st.integers(0, 5), min_size=horizon + 2, max_size=horizon + 2)) for _ in range(4)]
+    return horizon, counts, waiting, draw(st.integers(0, horizon)), draw(st.integers(0, horizon)), \
+        draw(st.sampled_from([0.5, 2.0])), draw(st.sampled_from([0.3, 0.8]))
+
+
+@SETTINGS
+@given(case=counts_case())
+def test_the_c_refresh_of_the_rates_is_the_python_refresh_bit_for_bit(case):
+    """The counts folded in (waiting observations added by where they end) and the rates made from them -- by position,
+    for first drafts, and a first draft's values and expected tokens -- are the Python loops' numbers, bit for bit."""
+    _needs_module()
+    horizon, counts, waiting, fold_top, deepest, weight, prior = case
+
+    def refreshed(native: bool):
+        policy = policy_with({}, horizon=horizon, weight=weight, prior=prior)
+        if not native:
+            policy._native = None
+        policy.reach, policy.acc, policy.reach_first, policy.acc_first = (list(c) for c in counts)
+        policy._ends, policy._gots, policy._ends_first, policy._gots_first = (list(c) for c in waiting)
+        policy._fold_top, policy._deepest = fold_top, deepest
+        policy._refresh()
+        got = (policy.q, policy.q_first, policy._first_p, policy._first_e, policy.reach, policy.acc,
+               policy.reach_first, policy.acc_first, policy._ends, policy._gots, policy._ends_first, policy._gots_first)
+        return repr(got), policy.q_first is policy.q
+    assert refreshed(True) == refreshed(False)
+
+
 def test_the_c_loops_refuse_what_the_python_loops_would_refuse():
     one = native_choice.choice_module()
     if one is None:

@@ -640,6 +640,145 @@ done:
     return result;
 }
 
+/* list[m] += x for a list of counts (a float, or an int as tests set them), as Python adds them */
+static int add_to(PyObject *list, Py_ssize_t m, long x) {
+    PyObject *old = PyList_GET_ITEM(list, m), *sum;
+    if (PyFloat_CheckExact(old)) {
+        sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + (double)x);
+    } else {
+        PyObject *y = PyLong_FromLong(x);
+        sum = y ? PyNumber_Add(old, y) : NULL;
+        Py_XDECREF(y);
+    }
+    if (!sum) return -1;
+    PyList_SET_ITEM(list, m, sum);
+    Py_DECREF(old);
+    return 0;
+}
+
+/* fold(ends, gots, reach, acc, top): AcceptanceCounts._fold for one set of counts -- the observations that end at each
+   position m <= top (reached up to m: ends[m], accepted up to m: gots[m]) added to the counts of every position up to
+   theirs, and set to 0 (in Python the loop took 20-30 us of a refresh between two passes of the C backend) */
+static PyObject *fold(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "fold(ends, gots, reach, acc, top)");
+        return NULL;
+    }
+    if (lists(args, 4) < 0) return NULL;
+    const long top = PyLong_AsLong(args[4]);
+    if (top == -1 && PyErr_Occurred()) return NULL;
+    for (int i = 0; i < 4; i++)
+        if (PyList_GET_SIZE(args[i]) <= top) {
+            PyErr_SetString(PyExc_IndexError, "the counts must reach position top");
+            return NULL;
+        }
+    PyObject *ends = args[0], *gots = args[1], *reach = args[2], *acc = args[3], *zero = PyLong_FromLong(0);
+    if (!zero) return NULL;
+    long reached = 0, got = 0;
+    for (long m = top; m >= 1; m--) {
+        const long e = PyLong_AsLong(PyList_GET_ITEM(ends, m)), g = PyLong_AsLong(PyList_GET_ITEM(gots, m));
+        if (PyErr_Occurred()) goto fail;
+        reached += e;
+        got += g;
+        for (int i = 0; i < 2; i++) {
+            PyObject *list = i ? gots : ends, *old = PyList_GET_ITEM(list, m);
+            Py_INCREF(zero);
+            PyList_SET_ITEM(list, m, zero);
+            Py_DECREF(old);
+        }
+        if (reached && (add_to(reach, m, reached) < 0 || add_to(acc, m, got) < 0)) goto fail;
+    }
+    Py_DECREF(zero);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(zero);
+    return NULL;
+}
+
+/* rates(q, acc, reach, acc_first, reach_first, weight, prior, top, horizon): AcceptanceCounts._refresh's rates from
+   the counts -- q by position in place (each leaning on the one before it, past top all the way), the first drafts'
+   rates (q itself where no first draft was counted, else a copy with their own counts' positions), and a sentence's
+   first draft by them (the value of each position worth 1 % or more, and the tokens a draft of n expects). Returns
+   (q_first, first_p, first_e). */
+static PyObject *rates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "rates(q, acc, reach, acc_first, reach_first, weight, prior, top, horizon)");
+        return NULL;
+    }
+    if (lists(args, 5) < 0) return NULL;
+    PyObject *q = args[0], *acc = args[1], *reach = args[2], *acc_first = args[3], *reach_first = args[4];
+    const double w = PyFloat_AsDouble(args[5]), prior = PyFloat_AsDouble(args[6]);
+    const long top = PyLong_AsLong(args[7]), horizon = PyLong_AsLong(args[8]);
+    if (PyErr_Occurred()) return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(q);
+    if (top < 1 || top > horizon || n < horizon + 1 || PyList_GET_SIZE(acc) < n || PyList_GET_SIZE(reach) < n ||
+        PyList_GET_SIZE(acc_first) < n || PyList_GET_SIZE(reach_first) < n) {
+        PyErr_SetString(PyExc_ValueError, "1 <= top <= horizon, and every list as long as q, past the horizon");
+        return NULL;
+    }
+    double prev = prior, a, r;
+    for (long m = 1; m <= top + (horizon - top); m++) {
+        if (m <= top) {
+            if (number_at(acc, m, &a) < 0 || number_at(reach, m, &r) < 0) return NULL;
+            prev = (a + w * prev) / (r + w);
+        }
+        PyObject *x = PyFloat_FromDouble(prev), *old = PyList_GET_ITEM(q, m);
+        if (!x) return NULL;
+        PyList_SET_ITEM(q, m, x);
+        Py_DECREF(old);
+    }
+    PyObject *q_first = NULL, *first_p = NULL, *first_e = NULL, *result = NULL;
+    double r1;
+    if (number_at(reach_first, 1, &r1) < 0) return NULL;
+    if (r1 != 0.0) {
+        /* positions no first draft reached keep q; past top they are read only where a first draft reached one */
+        double r0;
+        int past = 0;
+        if (number_at(reach_first, 0, &r0) < 0) return NULL;
+        for (Py_ssize_t m = top + 1; m < PyList_GET_SIZE(reach_first) && !past; m++) {
+            double rm;
+            if (number_at(reach_first, m, &rm) < 0) return NULL;
+            past = rm != 0.0;
+        }
+        const Py_ssize_t lo = (r0 != 0.0 || past) ? 0 : 1, hi = (r0 != 0.0 || past) ? n : top + 1;
+        if (!(q_first = PyList_GetSlice(q, 0, n))) return NULL;
+        for (Py_ssize_t m = lo; m < hi; m++) {
+            double rm, am, qm;
+            if (number_at(reach_first, m, &rm) < 0) goto done;
+            if (rm == 0.0) continue;
+            if (number_at(acc_first, m, &am) < 0 || number_at(q, m, &qm) < 0) goto done;
+            PyObject *x = PyFloat_FromDouble((am + w * qm) / (rm + w)), *old = PyList_GET_ITEM(q_first, m);
+            if (!x) goto done;
+            PyList_SET_ITEM(q_first, m, x);
+            Py_DECREF(old);
+        }
+    } else {
+        Py_INCREF(q);
+        q_first = q;
+    }
+    if (!(first_p = PyList_New(0)) || !(first_e = PyList_New(0))) goto done;
+    double p = 1.0, e = 1.0, qm;
+    for (long m = 0; m <= horizon; m++) {
+        if (m > 0) {
+            if (number_at(q_first, m, &qm) < 0) goto done;
+            p *= qm;
+            if (p < 0.01) break;
+            e += p;
+        }
+        PyObject *pv = PyFloat_FromDouble(p), *ev = PyFloat_FromDouble(e);
+        const int bad = !pv || !ev || PyList_Append(first_p, pv) < 0 || PyList_Append(first_e, ev) < 0;
+        Py_XDECREF(pv);
+        Py_XDECREF(ev);
+        if (bad) goto done;
+    }
+    result = PyTuple_Pack(3, q_first, first_p, first_e);
+done:
+    Py_XDECREF(q_first);
+    Py_XDECREF(first_p);
+    Py_XDECREF(first_e);
+    return result;
+}
+
 /* The terms a batched choice prices with (BatchedChoice.choose_batch, MeasuredCosts), from the policy's own
    measurements: made in Python before every choice they took 20-25 us of a 35 us choice at B = 2 on the C backend,
    about as much as the choice itself. Each is what the Python method named returns, bit for bit. */
@@ -1040,6 +1179,8 @@ static PyMethodDef methods[] = {
     {"fit_add", (PyCFunction)(void (*)(void))fit_add, METH_FASTCALL, "count a drafted pass in a fit"},
     {"count_rows", (PyCFunction)(void (*)(void))count_rows, METH_FASTCALL, "count a batched pass's rows"},
     {"choose_priced", (PyCFunction)(void (*)(void))choose_priced, METH_FASTCALL, "a batch's terms and choice"},
+    {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL, "add observations to the counts by position"},
+    {"rates", (PyCFunction)(void (*)(void))rates, METH_FASTCALL, "the rates by position from the counts"},
     {NULL, NULL, 0, NULL},
 };
 
