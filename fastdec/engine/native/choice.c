@@ -53,22 +53,29 @@ static int lists(PyObject *const *args, Py_ssize_t n) {
     return 0;
 }
 
-/* list[m] += 1 */
-static int add_one(PyObject *list, Py_ssize_t m) {
+/* list[m] += x, as Python adds: an int count (the lists' own) or a float one (halved counts, or as a test sets them) */
+static int add_to(PyObject *list, Py_ssize_t m, long x) {
     PyObject *old = PyList_GET_ITEM(list, m), *sum;
     long v;
-    if (PyLong_CheckExact(old) && (v = PyLong_AsLong(old)) != -1 && v < LONG_MAX) {
-        sum = PyLong_FromLong(v + 1);
+    if (PyFloat_CheckExact(old)) {
+        sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + (double)x);
+    } else if (PyLong_CheckExact(old) && (v = PyLong_AsLong(old)) != -1 && v < LONG_MAX - (x > 0 ? x : 0) &&
+               v > LONG_MIN - (x < 0 ? x : 0)) {
+        sum = PyLong_FromLong(v + x);
     } else {
         PyErr_Clear();
-        PyObject *one = PyLong_FromLong(1);
-        sum = one ? PyNumber_Add(old, one) : NULL;
-        Py_XDECREF(one);
+        PyObject *y = PyLong_FromLong(x);
+        sum = y ? PyNumber_Add(old, y) : NULL;
+        Py_XDECREF(y);
     }
     if (!sum) return -1;
     PyList_SET_ITEM(list, m, sum);
     Py_DECREF(old);
     return 0;
+}
+
+static int add_one(PyObject *list, Py_ssize_t m) {
+    return add_to(list, m, 1);
 }
 
 /* a sentence's counts of an iteration: positions 1 .. got reached and accepted, got + 1 .. top reached (the lists
@@ -638,22 +645,6 @@ done:
     PyMem_Free(s_keys);
     PyMem_Free(s_vals);
     return result;
-}
-
-/* list[m] += x for a list of counts (a float, or an int as tests set them), as Python adds them */
-static int add_to(PyObject *list, Py_ssize_t m, long x) {
-    PyObject *old = PyList_GET_ITEM(list, m), *sum;
-    if (PyFloat_CheckExact(old)) {
-        sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + (double)x);
-    } else {
-        PyObject *y = PyLong_FromLong(x);
-        sum = y ? PyNumber_Add(old, y) : NULL;
-        Py_XDECREF(y);
-    }
-    if (!sum) return -1;
-    PyList_SET_ITEM(list, m, sum);
-    Py_DECREF(old);
-    return 0;
 }
 
 /* fold(ends, gots, reach, acc, top): AcceptanceCounts._fold for one set of counts -- the observations that end at each
