@@ -46,8 +46,9 @@ def _interpolate_from(xs: Sequence[float], ys: Sequence[float], start: int, stop
     past = x > xa[-1]
     out[past] = (ya[-1] + max(ys[-1] - ys[-2], 0.0) * (x[past] - xa[-1]) / (xa[-1] - xa[-2]))
     before = x < xa[0]
-    slope = max((ys[1] - ys[0]) / (xs[1] - xs[0]), 0.0)
-    out[before] = np.maximum(ya[0] - slope * (xa[0] - x[before]), 0.0)
+    if before.any():  # (the first segment's slope, read only where a point lies below it, as _interpolate reads it)
+        slope = max((ys[1] - ys[0]) / (xs[1] - xs[0]), 0.0)
+        out[before] = np.maximum(ya[0] - slope * (xa[0] - x[before]), 0.0)
     out[x == xa[0]] = ys[0]
     return out
 
