@@ -708,7 +708,7 @@ static PyObject *rates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     }
     double prev = prior, a, r;
-    for (long m = 1; m <= top + (horizon - top); m++) {
+    for (long m = 1; m <= horizon; m++) { /* (past top: the last rate, all the way) */
         if (m <= top) {
             if (number_at(acc, m, &a) < 0 || number_at(reach, m, &r) < 0) return NULL;
             prev = (a + w * prev) / (r + w);

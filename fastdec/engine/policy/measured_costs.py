@@ -17,6 +17,12 @@ def _nearest(keys, key: int) -> int:
     return min(keys, key=lambda k: (abs(k - key), k))
 
 
+def _rises(xs: Sequence[float], ys: Sequence[float], origin: int, start: int, stop: int) -> List[float]:
+    """What the measured curve rises from ``origin`` to ``origin + i``, for ``start <= i < stop`` (0 where it falls)."""
+    return np.maximum(_interpolate_from(xs, ys, origin + start, origin + stop) - _interpolate(xs, ys, origin),
+                      0.0).tolist()
+
+
 class _ExtraFit:
     """What drafted passes really add beyond a greedy pass, against what the calibration predicts for them: a running
     least-squares line ``seen = fixed + factor * predicted`` over recent passes (each weighs ``decay`` times the next).
@@ -376,19 +382,13 @@ class MeasuredCosts:
         """The two tables of :meth:`_padded_extra` (by fed tokens past ``rows``, by projected rows past ``rows``),
         extended to at least ``t`` and ``projected``, and to twice their length at least (a table is read as far as a
         choice reads, and the lists made from it -- :meth:`_least_steps` -- are made again each time it grows)."""
-        shift = max(cost.batch - rows, 0)
+        origin = rows + max(cost.batch - rows, 0)
         fed = self._extras.setdefault(("fed", id(cost), rows), [])
         if len(fed) <= t:
-            t = max(t, 2 * len(fed))
-            base = _interpolate(cost.fed, cost.pass_s, rows + shift)
-            fed.extend(np.maximum(_interpolate_from(cost.fed, cost.pass_s, rows + len(fed) + shift,
-                                                    rows + t + 1 + shift) - base, 0.0).tolist())
+            fed.extend(_rises(cost.fed, cost.pass_s, origin, len(fed), max(t, 2 * len(fed)) + 1))
         proj = self._extras.setdefault(("projected", id(cost), rows), [])
         if len(proj) <= projected - rows:
-            projected = max(projected, rows + 2 * len(proj))
-            base = _interpolate(cost.rows, cost.rows_s, rows + shift)
-            proj.extend(np.maximum(_interpolate_from(cost.rows, cost.rows_s, rows + len(proj) + shift,
-                                                     projected + 1 + shift) - base, 0.0).tolist())
+            proj.extend(_rises(cost.rows, cost.rows_s, origin, len(proj), max(projected - rows, 2 * len(proj)) + 1))
         return fed, proj
 
     def _padded_tables(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[np.ndarray, np.ndarray]:
