@@ -72,7 +72,7 @@ def test_fewer_rows_than_measured_read_the_measured_batch_s_curve():
 def test_the_tables_a_batched_choice_reads_are_the_pass_s_interpolation_point_by_point(xs, ys, start, size, batch):
     """A pass's curve read at many points at once is :func:`_interpolate` at each, bit for bit (below, between and
     past the measured points; one point measured); the least step from each table entry on is the least of the
-    steps from there and the least slope of the measured pass."""
+    steps from there and the least slope of the measured pass; both tables are contiguous doubles."""
     xs, ys = sorted(xs), ys[: len(xs)]
     many = _interpolate_from(xs, ys, start, start + size).tolist()
     assert [repr(v) for v in many] == [repr(_interpolate(xs, ys, x)) for x in range(start, start + size)]
@@ -83,7 +83,8 @@ def test_the_tables_a_batched_choice_reads_are_the_pass_s_interpolation_point_by
     fed, _ = policy._padded_lists(cost, batch, size, batch)
     low = policy._min_marginal(cost, batch)
     least = policy._least_steps(cost, batch, fed)
-    assert least == [min([low] + [fed[u + 1] - fed[u] for u in range(t, len(fed) - 1)]) for t in range(len(fed))]
+    assert fed.typecode == least.typecode == "d"  # (contiguous doubles: the C choice reads them in place)
+    assert list(least) == [min([low] + [fed[u + 1] - fed[u] for u in range(t, len(fed) - 1)]) for t in range(len(fed))]
 
 
 @st.composite

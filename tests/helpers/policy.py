@@ -84,9 +84,12 @@ def unjudged_batch(B: int, per_token: float, drafter_row: float, fused: bool):
     """A policy on a batch of ``B`` rows (drafted tokens cost ``per_token`` each against a 2 ms greedy pass, a drafter
     call ``drafter_row`` a row; ``fused``: a CPU's pass of real tokens, else a padded one) whose drafts are accepted
     at 97 %, no drafted pass judged yet (a first bet of a probe's worth: 4 rows of 2 tokens), horizon 10, no probe
-    due; and its rows, their drafters started."""
+    due; and its rows, their drafters started. What a fused choice reads a position in is its own time on the clock:
+    pinned at 0 here (one choice slowed down by a loaded machine, at 30 us a position, made the next choices draft
+    nothing)."""
     policy = policy_with({B: (1e-4, per_token, 0.0, 2e-3)}, horizon=10, probe_len=2)
     policy._rows_fused = fused
+    policy._observe_read = lambda seconds: None
     accepted_at(policy, 970)
     policy._skipped_s = -1e9
     not_judged(policy)

@@ -303,8 +303,9 @@ static void sift_down(Position *heap, int n, int i) {
 }
 
 /* item i of a list of numbers as a double (ints exactly, as Python's int + float converts them), read where the choice
-   reads it: copied whole, every row's counts and the tables cost more than the choice (each item its own object, each
-   a cache miss after a pass of the C backend). The caller checks the list's length; an error is left set. */
+   reads it: copied whole, every row's counts cost more than the choice (each item its own object, each a cache miss
+   after a pass of the C backend; the tables, read at every position, are contiguous doubles: Doubles below). The
+   caller checks the list's length; an error is left set. */
 static inline double item(PyObject *list, Py_ssize_t i) {
     PyObject *x = PyList_GET_ITEM(list, i);
     if (PyFloat_CheckExact(x)) return PyFloat_AS_DOUBLE(x);
@@ -347,8 +348,8 @@ static double lookup(const int *keys, const double *vals, int n, int rows) {
    (the tokens per second they promise), out[1] (the tokens they expect) and *read_out (positions read); or -1 when the
    tables are too short: *read_out is then the length they need (the caller extends them and asks again). */
 static int fused(int B, const int *limits, PyObject *const *reach, PyObject *const *acc, const int *fresh,
-                 const int *left, PyObject *q, PyObject *q_first, PyObject *fed, PyObject *rows_tab, PyObject *least,
-                 int n_extra, const int *d_keys, const double *d_vals, int n_d,
+                 const int *left, PyObject *q, PyObject *q_first, const double *fed, const double *rows_tab,
+                 const double *least, int n_extra, const int *d_keys, const double *d_vals, int n_d,
                  const int *s_keys, const double *s_vals, int n_s, const double *par, int most, int *n_out,
                  double *out, int *read_out) {
     const double w = par[0], floor_ = par[1], step = par[2], fixed = par[3], factor = par[4], read = par[5],
@@ -361,16 +362,17 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
         n_out[r] = 0;
         total += limits[r] > 0 ? limits[r] : 0;
     }
-    Position *heap = malloc(sizeof(Position) * (size_t)(B > 0 ? B : 1));
-    int *taken = malloc(sizeof(int) * (size_t)(total > 0 ? total : 1));
-    char *asked = calloc((size_t)(B > 0 ? B : 1), 1);
-    /* a row's next chunk start and its value at its chunk's start (the chance its chunk is projected) */
-    int *chunk_at = malloc(sizeof(int) * (size_t)(B > 0 ? B : 1));
-    double *chunk_p = calloc((size_t)(B > 0 ? B : 1), sizeof(double)), projected = 0.0;
-    if (!heap || !taken || !asked || !chunk_at || !chunk_p) {
-        free(heap); free(taken); free(asked); free(chunk_at); free(chunk_p);
-        return -2;
-    }
+    /* (one block: a row's next chunk's chance, the heap, the rows of the positions read, a row's next chunk start,
+       whether a row was asked) */
+    const size_t rows = (size_t)(B > 0 ? B : 1), n_taken = (size_t)(total > 0 ? total : 1);
+    char *block = malloc(rows * (sizeof(double) + sizeof(Position) + sizeof(int) + 1) + n_taken * sizeof(int));
+    if (!block) return -2;
+    double *chunk_p = (double *)block, projected = 0.0;
+    Position *heap = (Position *)(chunk_p + rows);
+    int *taken = (int *)(heap + rows), *chunk_at = taken + n_taken;
+    char *asked = (char *)(chunk_at + rows);
+    memset(chunk_p, 0, rows * sizeof(double));
+    memset(asked, 0, rows);
     for (int r = 0; r < B; r++) chunk_at[r] = CHUNK;
     if (floor_ < 1.0) {
         const double lowest = floor_ > 0.01 ? floor_ : 0.01;
@@ -418,8 +420,8 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
                 projected += chunk_p[r];
             }
             const long k = (long)projected;
-            const double rows_k = item(rows_tab, k);
-            double added = item(fed, t) + (rows_k + (projected - (double)k) * (item(rows_tab, k + 1) - rows_k));
+            const double rows_k = rows_tab[k];
+            double added = fed[t] + (rows_k + (projected - (double)k) * (rows_tab[k + 1] - rows_k));
             if (pad != 0.0) added += pad * (double)(B * (width - 1) - t);
             if (t > most && factor * added > cap) break;
             const double rate_t = expected / (base + factor * added + (double)t * read);
@@ -428,7 +430,7 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
                 best = rate_t;
                 inv_best = 1.0 / rate_t;
                 best_expected = expected;
-            } else if (p * inv_best < factor * (item(least, t) - pad) + read) {
+            } else if (p * inv_best < factor * (least[t] - pad) + read) {
                 break;
             }
             /* the row's next position in its place, or the row leaves the heap */
@@ -450,7 +452,7 @@ static int fused(int B, const int *limits, PyObject *const *reach, PyObject *con
     *read_out = t;
     rc = best_t;
 done:
-    free(heap); free(taken); free(asked); free(chunk_at); free(chunk_p);
+    free(block);
     return rc;
 }
 
@@ -478,6 +480,41 @@ static double *doubles_of(PyObject *numbers, Py_ssize_t n_min, Py_ssize_t *n_out
     Py_DECREF(seq);
     if (out && n_out) *n_out = n;
     return out;
+}
+
+/* A table of numbers as C doubles: the policy keeps its fused tables as array('d') (contiguous: read after a pass of
+   the C backend, a list's float objects were each a cache miss), read in place; a list is copied. */
+typedef struct {
+    const double *p;
+    Py_ssize_t n;
+    Py_buffer view;
+    double *owned;
+} Doubles;
+
+static int doubles_open(PyObject *numbers, Doubles *d) {
+    memset(d, 0, sizeof *d);
+    if (PyList_Check(numbers)) {
+        if (!(d->owned = doubles_of(numbers, 0, &d->n))) return -1;
+        d->p = d->owned;
+        return 0;
+    }
+    if (PyObject_GetBuffer(numbers, &d->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = d->view.format;
+    if (d->view.ndim != 1 || d->view.itemsize != (Py_ssize_t)sizeof(double) || !f ||
+        strcmp(f + (*f == '<' || *f == '=' || *f == '@'), "d")) {
+        PyBuffer_Release(&d->view);
+        PyErr_SetString(PyExc_TypeError, "a table must be a list of numbers or a contiguous buffer of doubles");
+        return -1;
+    }
+    d->p = d->view.buf;
+    d->n = d->view.len / (Py_ssize_t)sizeof(double);
+    return 0;
+}
+
+static void doubles_close(Doubles *d) {
+    if (d->view.obj) PyBuffer_Release(&d->view);
+    PyMem_Free(d->owned);
+    d->owned = NULL;
 }
 
 /* the first n items of a list of ints as C ints */
@@ -555,41 +592,31 @@ done:
     return rc;
 }
 
-/* choose_fused(limits, states, q, q_first, extra, least, drafter_s, start_s, par, most): the batched choice (fused
-   above) for B = len(limits) rows, reading each row's state (row_of): its sentence's (reach, acc) counts, or none;
-   whether its drafter has started; the tokens it has left. drafter_s / start_s: {rows asked: seconds}; par: the nine
-   numbers fused reads. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
-   positions read), or (-1, the tables' length needed) where extra / least are too short. */
-static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, states, q, q_first, fed, rows, least, drafter_s, "
-                                         "start_s, par, most)");
-        return NULL;
-    }
-    if (lists(args, 2) < 0) return NULL;
-    const Py_ssize_t B = PyList_GET_SIZE(args[0]);
-    const long most = PyLong_AsLong(args[10]);
-    if (most == -1 && PyErr_Occurred()) return NULL;
-    if (PyList_GET_SIZE(args[1]) != B) {
-        PyErr_SetString(PyExc_ValueError, "limits and states must have one item a row");
-        return NULL;
-    }
+/* The batched choice (fused above) for the B rows of `states` with draft limits `limits`, reading each row's state
+   (row_of): its sentence's (reach, acc) counts, or none; whether its drafter has started; the tokens it has left.
+   q / q_first: the input's rates; fed_o / rows_o / least_o: the fused tables; drafter_s / start_s: {rows asked:
+   seconds}; par: the nine numbers fused reads. Returns (positions taken, draft lengths, tokens per second promised,
+   tokens expected, positions read), or (-1, the tables' length needed) where the tables are too short. */
+static PyObject *choose_rows(Py_ssize_t B, const int *limits, PyObject *states, PyObject *q, PyObject *q_first,
+                             PyObject *fed_o, PyObject *rows_o, PyObject *least_o, PyObject *drafter_s,
+                             PyObject *start_s, const double *par, long most) {
     PyObject *result = NULL;
     const size_t rows = (size_t)(B > 0 ? B : 1);
-    int *ints = PyMem_Calloc(5 * rows, sizeof(int)), *d_keys = NULL, *s_keys = NULL;
-    PyObject **reach = PyMem_Calloc(rows, sizeof(PyObject *)), **acc = PyMem_Calloc(rows, sizeof(PyObject *));
-    double *d_vals = NULL, *s_vals = NULL, *par = NULL;
+    int *ints = PyMem_Calloc(4 * rows, sizeof(int)), *d_keys = NULL, *s_keys = NULL;
+    PyObject **counts = PyMem_Calloc(2 * rows, sizeof(PyObject *));
+    double *d_vals = NULL, *s_vals = NULL;
     int n_d = 0, n_s = 0;
-    if (!ints || !reach || !acc) {
+    Doubles fed = {0}, rows_tab = {0}, least = {0};
+    if (!ints || !counts) {
         PyErr_NoMemory();
         goto done;
     }
-    int *limits = ints, *fresh = ints + B, *left = ints + 2 * B, *n_out = ints + 3 * B, *read_out = ints + 4 * B;
-    if (ints_of(args[0], B, limits) < 0) goto done;
+    PyObject **reach = counts, **acc = counts + B;
+    int *fresh = ints, *left = ints + B, *n_out = ints + 2 * B, *read_out = ints + 3 * B;
     long most_limit = 0;
     for (Py_ssize_t r = 0; r < B; r++) {
         PyObject *sent = NULL;
-        if (row_of(PyList_GET_ITEM(args[1], r), &sent, fresh + r, left + r) < 0) goto done;
+        if (row_of(PyList_GET_ITEM(states, r), &sent, fresh + r, left + r) < 0) goto done;
         if (limits[r] > most_limit) most_limit = limits[r];
         if (!sent) continue;
         if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !long_enough(PyTuple_GET_ITEM(sent, 0), limits[r])
@@ -601,19 +628,20 @@ static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t 
         reach[r] = PyTuple_GET_ITEM(sent, 0);
         acc[r] = PyTuple_GET_ITEM(sent, 1);
     }
-    PyObject *q = args[2], *q_first = args[3], *fed = args[4], *rows_tab = args[5], *least = args[6];
-    if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit) || !PyList_Check(fed) ||
-        !PyList_Check(rows_tab) || !long_enough(least, PyList_GET_SIZE(fed) - 1)) {
-        PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit; fed, rows and least "
-                                          "lists, least as long as fed");
+    if (!long_enough(q, most_limit) || !long_enough(q_first, most_limit)) {
+        PyErr_SetString(PyExc_ValueError, "q and q_first must be lists as long as every limit");
         goto done;
     }
-    const Py_ssize_t n_tab = PyList_GET_SIZE(fed) < PyList_GET_SIZE(rows_tab) ? PyList_GET_SIZE(fed)
-                                                                                : PyList_GET_SIZE(rows_tab);
-    if (!(par = doubles_of(args[9], 9, NULL))) goto done;
-    if (table_of(args[7], &d_keys, &d_vals, &n_d) < 0 || table_of(args[8], &s_keys, &s_vals, &n_s) < 0) goto done;
+    if (doubles_open(fed_o, &fed) < 0 || doubles_open(rows_o, &rows_tab) < 0 || doubles_open(least_o, &least) < 0)
+        goto done;
+    if (least.n < fed.n) {
+        PyErr_SetString(PyExc_ValueError, "the least steps must be as long as the fed tokens' table");
+        goto done;
+    }
+    const Py_ssize_t n_tab = fed.n < rows_tab.n ? fed.n : rows_tab.n;
+    if (table_of(drafter_s, &d_keys, &d_vals, &n_d) < 0 || table_of(start_s, &s_keys, &s_vals, &n_s) < 0) goto done;
     double out[2] = {0.0, 0.0};
-    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, fed, rows_tab, least, (int)n_tab,
+    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, fed.p, rows_tab.p, least.p, (int)n_tab,
                             d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most, n_out, out, read_out);
     if (PyErr_Occurred()) goto done; /* (an item that is not a number) */
     if (taken == -2) {
@@ -636,14 +664,43 @@ static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t 
     }
     result = Py_BuildValue("(iNddi)", taken, n_list, out[0], out[1], *read_out);
 done:
+    doubles_close(&fed);
+    doubles_close(&rows_tab);
+    doubles_close(&least);
     PyMem_Free(ints);
-    PyMem_Free((void *)reach);
-    PyMem_Free((void *)acc);
-    PyMem_Free(par);
+    PyMem_Free((void *)counts);
     PyMem_Free(d_keys);
     PyMem_Free(d_vals);
     PyMem_Free(s_keys);
     PyMem_Free(s_vals);
+    return result;
+}
+
+/* choose_fused(limits, states, q, q_first, fed, rows, least, drafter_s, start_s, par, most): choose_rows for
+   B = len(limits) rows. */
+static PyObject *choose_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "choose_fused(limits, states, q, q_first, fed, rows, least, drafter_s, "
+                                         "start_s, par, most)");
+        return NULL;
+    }
+    if (lists(args, 2) < 0) return NULL;
+    const Py_ssize_t B = PyList_GET_SIZE(args[0]);
+    const long most = PyLong_AsLong(args[10]);
+    if (most == -1 && PyErr_Occurred()) return NULL;
+    if (PyList_GET_SIZE(args[1]) != B) {
+        PyErr_SetString(PyExc_ValueError, "limits and states must have one item a row");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int *limits = PyMem_Calloc((size_t)(B > 0 ? B : 1), sizeof(int));
+    double *par = NULL;
+    if (!limits) return PyErr_NoMemory();
+    if (ints_of(args[0], B, limits) == 0 && (par = doubles_of(args[9], 9, NULL)))
+        result = choose_rows(B, limits, args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], par,
+                             most);
+    PyMem_Free(limits);
+    PyMem_Free(par);
     return result;
 }
 
@@ -775,8 +832,7 @@ done:
    about as much as the choice itself. Each is what the Python method named returns, bit for bit. */
 static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_extra_factor, *s_real_tokens_only,
     *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
-    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_fed,
-    *s_pass_s, *s_line, *s_fused;
+    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = PyObject_GetAttr(obj, name);
@@ -930,28 +986,6 @@ static int batch_line(PyObject *fits, long rows, double *fixed, double *factor) 
     return fit ? line_of(fit, &ignored, factor) : -1;
 }
 
-/* MeasuredCosts._min_marginal(cost, rows): the least slope of the measured pass above rows, its feeding alone */
-static int min_marginal(PyObject *fed, PyObject *pass_s, long rows, double *out) {
-    if (!PyList_Check(fed) || !PyList_Check(pass_s) || PyList_GET_SIZE(pass_s) < PyList_GET_SIZE(fed)) {
-        PyErr_SetString(PyExc_TypeError, "a cost's fed and pass_s must be lists of one length");
-        return -1;
-    }
-    int any = 0;
-    for (Py_ssize_t i = 0; i + 1 < PyList_GET_SIZE(fed); i++) {
-        double x0, x1, y0, y1;
-        if (number_at(fed, i, &x0) < 0 || number_at(fed, i + 1, &x1) < 0 || number_at(pass_s, i, &y0) < 0 ||
-            number_at(pass_s, i + 1, &y1) < 0)
-            return -1;
-        if (!(x1 > (double)rows && x1 > x0)) continue;
-        double slope = (y1 - y0) / (x1 - x0);
-        if (0.0 > slope) slope = 0.0;
-        if (!any || slope < *out) *out = slope;
-        any = 1;
-    }
-    if (!any) *out = 0.0;
-    return 0;
-}
-
 /* choose_priced(policy, states, cost, B): BatchedChoice.choose_batch's priced choice on a fused pass, its terms
    made here: each row's limit (its max_draft, at most the horizon), the greedy pass it is priced against (this
    batch's, else the run's, of about B rows), the drafted pass's line and scale, the bar, the floor and a first bet's
@@ -972,9 +1006,11 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_ValueError, "states must be a list of B states");
         return NULL;
     }
-    PyObject *result = NULL, *limits = NULL, *par = NULL, *most_o = NULL, *key = NULL, *id = NULL, *got = NULL;
-    PyObject *batch_greedy = NULL, *greedy = NULL, *fits = NULL, *realized = NULL, *extras = NULL, *fed = NULL,
-             *pass_s = NULL, *q = NULL, *q_first = NULL, *drafter_s = NULL, *start_s = NULL;
+    PyObject *result = NULL, *limits = NULL, *most_o = NULL, *rows_o = NULL, *got = NULL;
+    PyObject *batch_greedy = NULL, *greedy = NULL, *fits = NULL, *realized = NULL, *extras = NULL, *q = NULL,
+             *q_first = NULL, *drafter_s = NULL, *start_s = NULL;
+    int *limit_c = PyMem_Calloc((size_t)(B > 0 ? B : 1), sizeof(int));
+    if (!limit_c) return PyErr_NoMemory();
     long horizon, c_batch, probe_rows, probe_len;
     double c_step, measured, fixed, factor, step, margin, weight, read_s, pad_s, bet_per_row, marginal = 0.0;
     int real_only;
@@ -988,7 +1024,8 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
     for (long r = 0; r < B; r++) {
         long lim;
         if (int_attr(PyList_GET_ITEM(states, r), s_max_draft, &lim) < 0) goto done;
-        PyObject *x = PyLong_FromLong(lim < horizon ? lim : horizon);
+        limit_c[r] = (int)(lim < horizon ? lim : horizon);
+        PyObject *x = PyLong_FromLong(limit_c[r]);
         if (!x) goto done;
         PyList_SET_ITEM(limits, r, x);
     }
@@ -1042,37 +1079,35 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
         }
     }
     const double bar = margin * (double)B / (step * (1.0 < share ? 1.0 : share));
-    if (!(fed = PyObject_GetAttr(cost, s_fed)) || !(pass_s = PyObject_GetAttr(cost, s_pass_s)) ||
-        min_marginal(fed, pass_s, B, &marginal) < 0)
-        goto done;
     if (double_attr(policy, s_weight, &weight) < 0 || double_attr(policy, s_read_s, &read_s) < 0 ||
         double_attr(cost, s_pad_s, &pad_s) < 0 || double_attr(policy, s_bet_per_row, &bet_per_row) < 0 ||
         int_attr(policy, s_probe_rows, &probe_rows) < 0 || int_attr(policy, s_probe_len, &probe_len) < 0)
         goto done;
     const long bet = (long)(bet_per_row * (double)B);  /* BatchedChoice._first_bet */
-    if (!(par = Py_BuildValue("(ddddddddd)", weight, factor * marginal * bar, step, fixed, factor, read_s, pad_s,
-                              0.25 * step, bar)) ||
-        !(most_o = PyLong_FromLong(probe_rows * probe_len > bet ? probe_rows * probe_len : bet)))
-        goto done;
-    /* the fused tables (native_choice._tables keeps them under this key) */
-    if (!(extras = PyObject_GetAttr(policy, s_extras)) || !PyDict_Check(extras)) {
+    const long most = probe_rows * probe_len > bet ? probe_rows * probe_len : bet;
+    /* the fused tables and the least slope above B rows (MeasuredCosts._min_marginal), kept by native_choice._tables
+       under the int B with the cost they were made for (a key of ints and the cost's id, built and hashed here, and
+       the least slope made from the cost's curve again took a fifth of this call between two passes) */
+    if (!(extras = PyObject_GetAttr(policy, s_extras)) || !PyDict_Check(extras) ||
+        !(rows_o = PyLong_FromLong(B))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the policy's tables must be a dict");
         goto done;
     }
-    if (!(id = PyLong_FromVoidPtr(cost)) || !(key = Py_BuildValue("(OOl)", s_fused, id, B))) goto done;
-    PyObject *tables = PyDict_GetItemWithError(extras, key);
+    PyObject *tables = PyDict_GetItemWithError(extras, rows_o);
     if (!tables && PyErr_Occurred()) goto done;
-    if (!tables || !PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 3 ||
-        PyObject_Length(PyTuple_GET_ITEM(tables, 2)) != PyObject_Length(PyTuple_GET_ITEM(tables, 0))) {
+    if (!tables || !PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 5 || PyTuple_GET_ITEM(tables, 0) != cost ||
+        PyObject_Length(PyTuple_GET_ITEM(tables, 3)) != PyObject_Length(PyTuple_GET_ITEM(tables, 1))) {
         if (!PyErr_Occurred()) result = Py_BuildValue("(ii)", -1, 16);
         goto done;
     }
+    if ((marginal = PyFloat_AsDouble(PyTuple_GET_ITEM(tables, 4))) == -1.0 && PyErr_Occurred()) goto done;
     if (!(q = PyObject_GetAttr(policy, s_q)) || !(q_first = PyObject_GetAttr(policy, s_q_first)) ||
         !(drafter_s = PyObject_GetAttr(policy, s_drafter_s)) || !(start_s = PyObject_GetAttr(policy, s_start_s)))
         goto done;
-    PyObject *call[11] = {limits, states, q, q_first, PyTuple_GET_ITEM(tables, 0), PyTuple_GET_ITEM(tables, 1),
-                          PyTuple_GET_ITEM(tables, 2), drafter_s, start_s, par, most_o};
-    if (!(got = choose_fused(self, call, 11))) goto done;
+    const double par[9] = {weight, factor * marginal * bar, step, fixed, factor, read_s, pad_s, 0.25 * step, bar};
+    if (!(got = choose_rows(B, limit_c, states, q, q_first, PyTuple_GET_ITEM(tables, 1), PyTuple_GET_ITEM(tables, 2),
+                            PyTuple_GET_ITEM(tables, 3), drafter_s, start_s, par, most)))
+        goto done;
     if (PyTuple_GET_SIZE(got) != 5) { /* (-1, the tables' length needed) */
         result = got;
         got = NULL;
@@ -1080,21 +1115,18 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     result = Py_BuildValue("(OOOOOO(dddddO))", PyTuple_GET_ITEM(got, 0), PyTuple_GET_ITEM(got, 1),
                            PyTuple_GET_ITEM(got, 2), PyTuple_GET_ITEM(got, 3), PyTuple_GET_ITEM(got, 4), limits, fixed,
-                           factor, step, bar, factor * marginal * bar, most_o);
+                           factor, step, bar, factor * marginal * bar, most_o = PyLong_FromLong(most));
 done:
+    PyMem_Free(limit_c);
     Py_XDECREF(limits);
-    Py_XDECREF(par);
     Py_XDECREF(most_o);
-    Py_XDECREF(key);
-    Py_XDECREF(id);
+    Py_XDECREF(rows_o);
     Py_XDECREF(got);
     Py_XDECREF(batch_greedy);
     Py_XDECREF(greedy);
     Py_XDECREF(fits);
     Py_XDECREF(realized);
     Py_XDECREF(extras);
-    Py_XDECREF(fed);
-    Py_XDECREF(pass_s);
     Py_XDECREF(q);
     Py_XDECREF(q_first);
     Py_XDECREF(drafter_s);
@@ -1195,8 +1227,7 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_read_s, "_read_s"}, {&s_pad_s, "pad_s"}, {&s_bet_per_row, "_bet_per_row"},
                  {&s_probe_rows, "probe_rows"}, {&s_probe_len, "probe_len"}, {&s_q, "q"}, {&s_q_first, "q_first"},
                  {&s_drafter_s, "_drafter_s"}, {&s_start_s, "_start_s"}, {&s_max_draft, "max_draft"},
-                 {&s_horizon, "horizon"}, {&s_fed, "fed"}, {&s_pass_s, "pass_s"}, {&s_line, "line"},
-                 {&s_fused, "fused"}};
+                 {&s_horizon, "horizon"}, {&s_line, "line"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);

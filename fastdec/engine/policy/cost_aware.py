@@ -109,7 +109,8 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._rows_fused = False  # a batched pass projects only the rows' real positions (CPU, fast backend), else padded
         self._real_tokens_only = False  # ... and feeds only the rows' real tokens to the decoder (the fast backend)
         self._prepared_for = None  # the verifier ``_rows_fused`` was read from
-        self._extras: Dict[tuple, List[float]] = {}
+        # the tables the choices read, by cost and row count (and, under an int B, what the C batched choice reads)
+        self._extras: Dict[object, object] = {}
         # the positions past each row's first that the last batched pass projected (observe_rows counts them for
         # observe_pass: a CPU's exact rule projects a row's later chunks only where it accepted the earlier ones)
         self._pass_projected: Optional[int] = None

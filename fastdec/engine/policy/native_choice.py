@@ -51,18 +51,17 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
     read, padding's seconds a position, a first bet's cap, the bar): ``(positions taken, draft lengths, tokens per
     second promised, tokens expected, positions read)``."""
     states = states if isinstance(states, list) else list(states)
-    key = ("fused", id(cost), B)
     # (what t tokens fed and t rows projected add to the pass, and the least one more token adds from t on)
-    tables = policy._extras.get(key)
-    if tables is None or len(tables[2]) != len(tables[0]):  # (the first list grows in place: read by other sizes)
-        tables = _tables(policy, key, cost, B, 16)
+    tables = policy._extras.get(B)
+    if tables is None or tables[0] is not cost or len(tables[3]) != len(tables[1]):  # (the first table grows in
+        tables = _tables(policy, cost, B, 16)  # place: read by other sizes)
     while True:
         # (the C reads each row's counts, drafter start and tokens left from its state: BatchedChoice._tokens_left)
-        got = module.choose_fused(limits, states, policy.q, policy.q_first, tables[0], tables[1], tables[2],
+        got = module.choose_fused(limits, states, policy.q, policy.q_first, tables[1], tables[2], tables[3],
                                   policy._drafter_s, policy._start_s, par, most)
         if got[0] != -1:
             return got
-        tables = _tables(policy, key, cost, B, got[1])  # too short: extended as far as the choice read, asked again
+        tables = _tables(policy, cost, B, got[1])  # too short: extended as far as the choice read, asked again
 
 
 def choose_priced(module, policy, states, cost, B: int):
@@ -79,11 +78,11 @@ def choose_priced(module, policy, states, cost, B: int):
         if got[0] == -2:
             return None
         # the tables are missing or too short: made as far as the choice reads them, and asked again
-        _tables(policy, ("fused", id(cost), B), cost, B, got[1])
+        _tables(policy, cost, B, got[1])
 
 
-def _tables(policy, key: tuple, cost, B: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
-    """:meth:`_fused_tables` for a batch of ``B`` rows, kept under ``key`` (looked up once a choice: each lookup cost a
-    few microseconds of a choice between two passes of the C backend)."""
-    tables = policy._extras[key] = policy._fused_tables(cost, B, upto)
+def _tables(policy, cost, B: int, upto: int) -> tuple:
+    """``(cost, *_fused_tables, _min_marginal)`` for a batch of ``B`` rows, kept under the int ``B`` (the C looks them
+    up with no key to build, and checks they were made for ``cost``)."""
+    tables = policy._extras[B] = (cost, *policy._fused_tables(cost, B, upto), policy._min_marginal(cost, B))
     return tables
