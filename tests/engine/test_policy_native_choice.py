@@ -132,3 +132,101 @@ def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):
     got, promised, _, _ = _choose(case, (0.0, 0.0, {1, 2}, {1, 2}, False), False)
     assert got == [4, 4] and promised[0] > 0
 
+
+
+@st.composite
+def drafted_pass(draw):
+    """A batched pass to observe: its seconds; each row's drafted tokens (a share of its limit, cycled over the rows);
+    the positions it projected as the rows' counting counted them (None: not counted); what its choice promised
+    (rows as an offset from the pass's: another row count's choice; None: none); the tokens accepted and the drafter's
+    seconds since; the tokens a row may bet (None: as measured); the judged sums of row classes near its own; a pass waiting for a greedy one; whether a cost is at
+    hand, and whether the fused tables of its rows were made for it, for another cost, or not at all."""
+    share = st.sampled_from([0.0, 0.3, 1.0])
+    sums = st.tuples(*[st.sampled_from([0.5, 3.0, 40.0, 1e-3])] * 4)
+    return dict(seconds=draw(st.sampled_from([2e-4, 1e-3, 3.5e-3, 2e-2])),
+                drafts=draw(st.lists(share, min_size=1, max_size=6)),
+                projected=draw(st.one_of(st.none(), st.integers(0, 300))),
+                promise=draw(st.one_of(st.none(), st.tuples(st.integers(-1, 1), st.sampled_from([500.0, 4e3, 2e4]),
+                                                            st.sampled_from([0.0, 1e-4]),
+                                                            st.sampled_from([2.0, 30.0, 200.0])))),
+                accepted=draw(st.integers(0, 40)), iter_s=draw(st.sampled_from([0.0, 3e-4])),
+                bet=draw(st.sampled_from([None, 0.0, 1.5])),
+                judged=draw(st.dictionaries(st.integers(-1, 1), sums, max_size=2)),
+                pending=draw(st.booleans()), cost=draw(st.sampled_from([True, True, False])),
+                tables=draw(st.sampled_from(["made", "made", "none", "another cost"])))
+
+
+def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool):
+    """What observing pass ``p`` (:func:`drafted_pass`) leaves in a policy made for case ``c`` (:func:`_policy_for`),
+    in Python or where C may observe it, and whether the C observed it."""
+    module = native_choice.choice_module()
+    policy, states = _policy_for(c, (0.0, pad_s, {1, 2, 4}, {1, 3}, False), seen_before, rows)
+    B = len(states)
+    cost = policy.batch_cost(None, B)
+    if p["tables"] != "none":
+        # (another cost: the same numbers in another object, as a cost measured again makes them)
+        native_choice._tables(policy, cost if p["tables"] == "made" else PassCost(**cost.__dict__), B, 16)
+    policy._last = cost if p["cost"] else None
+    limits = [min(st_.max_draft, policy.horizon) for st_ in states]
+    drafted = [int(p["drafts"][r % len(p["drafts"])] * lim) for r, lim in enumerate(limits)]
+    policy._pass_projected = p["projected"]
+    if p["promise"] is not None:
+        rows_off, rate, seconds, expected = p["promise"]
+        policy._promised = (B + rows_off, rate, seconds, expected)
+    policy._iter_accepted, policy._iter_s = p["accepted"], p["iter_s"]
+    if p["bet"] is not None:
+        policy._bet_per_row = p["bet"]
+    for k, sums in p["judged"].items():
+        policy._store_judged(B.bit_length() + k, sums)
+    if p["pending"]:
+        policy._pending = {B: [(1e-4, 2e-3)]}
+    handled = []
+    with pytest.MonkeyPatch.context() as m:
+        if python:
+            m.setattr(policy, "_native", None)
+        else:
+            observe = module.observe_fused
+
+            class Watched:  # (the module, its observe_fused's answers kept)
+                def __getattr__(self, name):
+                    return getattr(module, name)
+
+                def observe_fused(self, *a):
+                    handled.append(observe(*a))
+                    return handled[-1]
+
+            m.setattr(policy, "_native", Watched())
+        policy.observe_pass(p["seconds"], drafted)
+    fits = {k: (fit.sums, fit.line) for k, fit in policy._batch_fits.items()}
+    left = (policy._judged, policy._realized, policy._bet_per_row, policy._pending, fits, policy._iter_s,
+            policy._iter_accepted, policy._promised, policy._pass_projected, policy._greedy, policy._batch_greedy)
+    return repr(left), handled == [True]
+
+
+@property_settings(4)  # (cheap: one pass of a few rows)
+@given(c=fused_case(), seen_before=st.one_of(st.none(), measured()),
+       rows=st.sampled_from(["as drawn", "wide", "fewer", "one"]), pad_s=st.sampled_from([0.0, 1e-6]), p=drafted_pass())
+def test_a_drafted_pass_observed_in_c_leaves_what_python_leaves_bit_for_bit(c, seen_before, rows, pad_s, p):
+    """A drafted fused pass observed in C (its judgement against its choice's promise, the bet it lets grow, what its
+    drafts added beyond the prediction, handed to the batch's fit or kept for a greedy pass) leaves the policy's
+    judged sums, realised shares, bet, pending passes, fits and counters as the Python method leaves them, bit for bit;
+    where C hands the pass back (one row, no drafts, its rows' tables not made for the cost), Python observes it."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: Python observes every pass")
+    in_c, handled = _observed(c, seen_before, rows, pad_s, p, python=False)
+    assert in_c == _observed(c, seen_before, rows, pad_s, p, python=True)[0]
+
+
+@pytest.mark.parametrize("greedy_seen", [True, False])
+def test_a_drafted_pass_of_a_batch_is_observed_in_c(greedy_seen):
+    """The common pass -- a batch's rows drafted, their choice's tables made, a promise -- is observed in C, whether
+    the batch's greedy pass was seen (the fit learns) or not (the pass waits for one), and leaves what Python leaves."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: Python observes every pass")
+    case = (4, [0.97] * 4, [4, 4], [None, None], [2, 3, 4, 6, 10, 18, 34, 74], [1e-3] + [1.000001e-3] * 7, 0.0,
+            [True, True], [20, 20], 0.0)
+    seen_before = None if greedy_seen else ({}, {}, {}, (0.0, 1.0), {}, 0.0, True)
+    p = dict(seconds=1.3e-3, drafts=[1.0, 0.3], projected=3, promise=(0, 4e3, 1e-4, 30.0), accepted=4, iter_s=0.0,
+             bet=0.0, judged={}, pending=False, cost=True, tables="made")
+    in_c, handled = _observed(case, seen_before, "as drawn", 0.0, p, python=False)
+    assert handled and in_c == _observed(case, seen_before, "as drawn", 0.0, p, python=True)[0]

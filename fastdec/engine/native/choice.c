@@ -832,7 +832,8 @@ done:
    about as much as the choice itself. Each is what the Python method named returns, bit for bit. */
 static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_extra_factor, *s_real_tokens_only,
     *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
-    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line;
+    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line, *s_fed, *s_rows_fused, *s_last, *s_pass_projected,
+    *s_promised, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending, *s_fit_batch;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = PyObject_GetAttr(obj, name);
@@ -907,27 +908,38 @@ static int first_nearest(PyObject *dict, long rows, long above, long *near, doub
     return got < 0 ? -1 : best >= 0;
 }
 
-/* MeasuredCosts._batch_greedy_near(rows) (this batch's greedy pass) and, where it has none, _run_greedy_near(rows) */
-static int greedy_near(PyObject *batch_greedy, PyObject *greedy, long rows, long c_batch, double c_step, double *out) {
+/* MeasuredCosts._batch_greedy_near(rows): this batch's greedy pass (1 found, 0 None, -1 an error) */
+static int batch_greedy_near(PyObject *batch_greedy, PyObject *greedy, long rows, long c_batch, double c_step,
+                             double *out) {
     long near = 0;
     double v = 0.0, at_rows, at_near;
     int got = get_double(batch_greedy, rows, out);
-    if (got) return got;
-    if (PyDict_GET_SIZE(batch_greedy)) {
-        if ((got = first_nearest(batch_greedy, rows, LONG_MIN, &near, &v)) < 0) return -1;
-        if (near / 2 <= rows && rows <= 2 * near) {
-            if (greedy_pass(greedy, rows, c_batch, c_step, &at_rows) < 0 ||
-                greedy_pass(greedy, near, c_batch, c_step, &at_near) < 0)
-                return -1;
-            *out = v * (at_rows != 0.0 && at_near != 0.0 ? at_rows / at_near : (double)rows / (double)near);
-            return 1;
-        }
-    }
+    if (got || !PyDict_GET_SIZE(batch_greedy)) return got;
+    if ((got = first_nearest(batch_greedy, rows, LONG_MIN, &near, &v)) < 0) return -1;
+    if (!(near / 2 <= rows && rows <= 2 * near)) return 0;
+    if (greedy_pass(greedy, rows, c_batch, c_step, &at_rows) < 0 ||
+        greedy_pass(greedy, near, c_batch, c_step, &at_near) < 0)
+        return -1;
+    *out = v * (at_rows != 0.0 && at_near != 0.0 ? at_rows / at_near : (double)rows / (double)near);
+    return 1;
+}
+
+/* MeasuredCosts._run_greedy_near(rows): the run's greedy pass */
+static int run_greedy_near(PyObject *greedy, long rows, double *out) {
+    long near = 0;
+    double v = 0.0;
+    int got;
     if ((got = get_double(greedy, rows, out)) != 0 || rows <= 1) return got;
     if ((got = first_nearest(greedy, rows, 1, &near, &v)) <= 0) return got;
     if (!(near / 2 <= rows && rows <= 2 * near)) return 0;
     *out = v * (double)rows / (double)near;
     return 1;
+}
+
+/* _batch_greedy_near(rows) and, where it has none, _run_greedy_near(rows) */
+static int greedy_near(PyObject *batch_greedy, PyObject *greedy, long rows, long c_batch, double c_step, double *out) {
+    const int got = batch_greedy_near(batch_greedy, greedy, rows, c_batch, c_step, out);
+    return got ? got : run_greedy_near(greedy, rows, out);
 }
 
 static long bit_length(long x) {
@@ -1134,6 +1146,234 @@ done:
     return result;
 }
 
+/* observe_fused(policy, seconds, drafted, fade, kept): MeasuredCosts.observe_pass for a drafted pass of two rows or
+   more on a fused pass (a CPU's), its common way, in one call (in Python 13-24 us a pass between two passes of the C
+   backend at B = 2 to 8, by a wrapper's timings): the pass judged against what its choice promised
+   (BatchedChoice._judge_batch_pass; fade: _JUDGED_FADE, kept: _BET_KEPT), and what its drafts added beyond the
+   calibration's prediction, against this batch's greedy pass of its rows, handed to the batch's fit (_fit_batch, a
+   Python call: one pass in a few) or kept for the batch's first greedy pass (_pending). Returns True, or False with
+   nothing changed where the Python method observes the pass (one row, no drafts, a padded pass, the tables of its rows
+   not made for the policy's cost or too short). */
+static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "observe_fused(policy, seconds, drafted, fade, kept)");
+        return NULL;
+    }
+    PyObject *policy = args[0], *drafted = args[2];
+    const double seconds = PyFloat_AsDouble(args[1]), fade = PyFloat_AsDouble(args[3]), kept = PyFloat_AsDouble(args[4]);
+    if (PyErr_Occurred()) return NULL;
+    if (!PyList_Check(drafted)) {
+        PyErr_SetString(PyExc_TypeError, "drafted must be a list");
+        return NULL;
+    }
+    const long rows = (long)PyList_GET_SIZE(drafted);
+    long sum = 0, most = 0;
+    int any = 0;
+    for (long r = 0; r < rows; r++) {
+        const long k = PyLong_AsLong(PyList_GET_ITEM(drafted, r));
+        if (k == -1 && PyErr_Occurred()) return NULL;
+        sum += k;
+        any |= k != 0;
+        if (r == 0 || k > most) most = k;
+    }
+    if (rows <= 1 || !any) Py_RETURN_FALSE;
+    PyObject *result = NULL, *cost = NULL, *fed_list = NULL, *extras = NULL, *key = NULL, *pp = NULL,
+             *promised = NULL, *judged = NULL, *realized = NULL, *batch_greedy = NULL, *greedy = NULL, *item_o = NULL;
+    Doubles fed = {0}, rows_tab = {0};
+    long c_batch = 0, proj = sum;
+    double c_step = 0.0, pad_s = 0.0;
+    const long t = sum, fed_n = rows + sum;
+    int fused_on = 0, judged_only = 0;
+    PyObject *flag = PyObject_GetAttr(policy, s_rows_fused);
+    if (!flag || (fused_on = PyObject_IsTrue(flag)) < 0) {
+        Py_XDECREF(flag);
+        return NULL;
+    }
+    Py_DECREF(flag);
+    if (!fused_on) Py_RETURN_FALSE;
+    /* what is read before anything changes: the cost, the rows the pass projected, the tables */
+    if (!(cost = PyObject_GetAttr(policy, s_last)) || !(pp = PyObject_GetAttr(policy, s_pass_projected))) goto done;
+    if (pp != Py_None) {
+        const long counted = PyLong_AsLong(pp);
+        if (counted == -1 && PyErr_Occurred()) goto done;
+        if (counted < proj) proj = counted;
+    }
+    judged_only = cost == Py_None;
+    if (!judged_only) {
+        double last;
+        if (int_attr(cost, s_batch, &c_batch) < 0 || double_attr(cost, s_step_s, &c_step) < 0 ||
+            double_attr(cost, s_pad_s, &pad_s) < 0 || !(fed_list = PyObject_GetAttr(cost, s_fed)))
+            goto done;
+        if (!PyList_Check(fed_list) || !PyList_GET_SIZE(fed_list)) {
+            PyErr_SetString(PyExc_TypeError, "a cost's fed tokens must be a non-empty list");
+            goto done;
+        }
+        if (number_at(fed_list, PyList_GET_SIZE(fed_list) - 1, &last) < 0) goto done;
+        /* (past the measured passes the prediction is a straight line out: not fitted) */
+        judged_only = (double)(fed_n + (c_batch - rows > 0 ? c_batch - rows : 0)) > 1.5 * last;
+    }
+    if (!judged_only) {
+        if (!(extras = PyObject_GetAttr(policy, s_extras)) || !(key = PyLong_FromLong(rows))) goto done;
+        PyObject *entry = PyDict_Check(extras) ? PyDict_GetItemWithError(extras, key) : NULL;
+        if (!entry && PyErr_Occurred()) goto done;
+        if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 0) != cost) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+        if (doubles_open(PyTuple_GET_ITEM(entry, 1), &fed) < 0 || doubles_open(PyTuple_GET_ITEM(entry, 2), &rows_tab) < 0)
+            goto done;
+        if (fed.n <= t || rows_tab.n <= t) { /* (the Python method extends them) */
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+    }
+    /* BatchedChoice._judge_batch_pass: the pass against its choice's promise, where a choice of as many rows made one */
+    if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0 || !(promised = PyObject_GetAttr(policy, s_promised)))
+        goto done;
+    if (promised != Py_None) {
+        if (!PyTuple_Check(promised) || PyTuple_GET_SIZE(promised) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a promise must be a (rows, rate, seconds, tokens) tuple");
+            goto done;
+        }
+        const long p_rows = PyLong_AsLong(PyTuple_GET_ITEM(promised, 0));
+        if (p_rows == -1 && PyErr_Occurred()) goto done;
+        if (p_rows == rows) {
+            long accepted;
+            double iter_s, p[3], sums[4], bet;
+            if (int_attr(policy, s_iter_accepted, &accepted) < 0 || double_attr(policy, s_iter_s, &iter_s) < 0)
+                goto done;
+            for (int i = 0; i < 3; i++)
+                if ((p[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(promised, i + 1))) == -1.0 && PyErr_Occurred()) goto done;
+            const long got = rows + accepted;
+            const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
+            const double expected = p[2], promised_s = p[2] / p[0];
+            /* BatchedChoice._judge: sums that fade by `fade` a pass, from one pass that kept its promise */
+            if (!(judged = PyObject_GetAttr(policy, s_judged)) || !(realized = PyObject_GetAttr(policy, s_realized)) ||
+                !PyDict_Check(judged) || !PyDict_Check(realized)) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the judged sums must be dicts");
+                goto done;
+            }
+            Py_CLEAR(key);
+            if (!(key = PyLong_FromLong(bit_length(rows)))) goto done;
+            PyObject *had = PyDict_GetItemWithError(judged, key);
+            if (!had && PyErr_Occurred()) goto done;
+            if (had) {
+                if (!PyTuple_Check(had) || PyTuple_GET_SIZE(had) != 4) {
+                    PyErr_SetString(PyExc_TypeError, "judged sums must be 4-tuples");
+                    goto done;
+                }
+                for (int i = 0; i < 4; i++)
+                    if ((sums[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(had, i))) == -1.0 && PyErr_Occurred()) goto done;
+            } else {
+                sums[0] = sums[1] = expected;
+                sums[2] = sums[3] = promised_s;
+            }
+            const double n0 = fade * sums[0] + (double)got, n1 = fade * sums[1] + expected,
+                         n2 = fade * sums[2] + spent, n3 = fade * sums[3] + promised_s;
+            if (!(item_o = Py_BuildValue("(dddd)", n0, n1, n2, n3)) || PyDict_SetItem(judged, key, item_o) < 0)
+                goto done;
+            Py_CLEAR(item_o);
+            if (!(item_o = PyFloat_FromDouble((n0 / n1) * (n3 / n2))) || PyDict_SetItem(realized, key, item_o) < 0)
+                goto done;
+            Py_CLEAR(item_o);
+            if (ratio >= kept) {
+                const double more = (double)(2 * sum) / (double)rows;
+                if (double_attr(policy, s_bet_per_row, &bet) < 0) goto done;
+                if (more > bet) {
+                    if (!(item_o = PyFloat_FromDouble(more)) || PyObject_SetAttr(policy, s_bet_per_row, item_o) < 0)
+                        goto done;
+                    Py_CLEAR(item_o);
+                }
+            }
+        }
+    }
+    if (!(item_o = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_iter_s, item_o) < 0) goto done;
+    Py_CLEAR(item_o);
+    if (!(item_o = PyLong_FromLong(0)) || PyObject_SetAttr(policy, s_iter_accepted, item_o) < 0 ||
+        PyObject_SetAttr(policy, s_promised, Py_None) < 0)
+        goto done;
+    Py_CLEAR(item_o);
+    if (judged_only) {
+        result = Py_NewRef(Py_True);
+        goto done;
+    }
+    /* what the drafts added: this pass less the batch's greedy pass of its rows (a pass waits for one) */
+    double base = 0.0, measured = 0.0, scale = 1.0;
+    if (!(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) || !(greedy = PyObject_GetAttr(policy, s_greedy)) ||
+        !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
+        goto done;
+    }
+    const int has_base = batch_greedy_near(batch_greedy, greedy, rows, c_batch, c_step, &base);
+    if (has_base < 0) goto done;
+    double extra_s = fed.p[t] + rows_tab.p[proj];
+    if (pad_s != 0.0) extra_s += pad_s * (double)(rows * (1 + most) - fed_n);
+    /* MeasuredCosts._scale: how much dearer a real greedy pass of these rows is than the calibration's (1 to 4) */
+    PyObject *real_o = PyObject_GetAttr(policy, s_real_tokens_only);
+    int real_only;
+    if (!real_o || (real_only = PyObject_IsTrue(real_o)) < 0) {
+        Py_XDECREF(real_o);
+        goto done;
+    }
+    Py_DECREF(real_o);
+    if (real_only) {
+        int has = has_base;
+        measured = base;
+        if (!has && (has = run_greedy_near(greedy, rows, &measured)) < 0) goto done;
+        if (has) {
+            const double share = (double)rows / (double)c_batch;
+            scale = measured / (c_step * (1.0 < share ? 1.0 : share));
+            if (1.0 > scale) scale = 1.0;
+            if (4.0 < scale) scale = 4.0;
+        }
+    }
+    const double predicted = extra_s * scale;
+    if (predicted <= 0) {
+        result = Py_NewRef(Py_True);
+        goto done;
+    }
+    if (!has_base) { /* (kept for the batch's first greedy pass of about as many rows: observe_greedy_pass) */
+        PyObject *pending = PyObject_GetAttr(policy, s_pending), *fresh = PyList_New(0), *waiting;
+        int rc = -1;
+        Py_CLEAR(key);
+        if (pending && fresh && PyDict_Check(pending) && (key = PyLong_FromLong(rows)) &&
+            (waiting = PyDict_SetDefault(pending, key, fresh)) && (item_o = Py_BuildValue("(dd)", predicted, seconds)))
+            rc = PyList_Append(waiting, item_o);
+        if (rc < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the pending passes must be a dict");
+        Py_XDECREF(pending);
+        Py_XDECREF(fresh);
+        if (rc < 0) goto done;
+    } else {
+        Py_CLEAR(key);
+        PyObject *pred_o = PyFloat_FromDouble(predicted), *seen_o = PyFloat_FromDouble(seconds - base), *none;
+        if (!(key = PyLong_FromLong(rows)) || !pred_o || !seen_o ||
+            !(none = PyObject_CallMethodObjArgs(policy, s_fit_batch, key, pred_o, seen_o, NULL))) {
+            Py_XDECREF(pred_o);
+            Py_XDECREF(seen_o);
+            goto done;
+        }
+        Py_DECREF(none);
+        Py_DECREF(pred_o);
+        Py_DECREF(seen_o);
+    }
+    result = Py_NewRef(Py_True);
+done:
+    doubles_close(&fed);
+    doubles_close(&rows_tab);
+    Py_XDECREF(cost);
+    Py_XDECREF(fed_list);
+    Py_XDECREF(extras);
+    Py_XDECREF(key);
+    Py_XDECREF(pp);
+    Py_XDECREF(promised);
+    Py_XDECREF(judged);
+    Py_XDECREF(realized);
+    Py_XDECREF(batch_greedy);
+    Py_XDECREF(greedy);
+    Py_XDECREF(item_o);
+    return result;
+}
+
 /* fit_add(fit, predicted, seen): measured_costs._ExtraFit.add on a fit's slots (decay, sums, line): the batch-1 loop
    counts a drafted pass with it (its arithmetic took 2-3 us a pass in Python). Returns the new line. */
 static PyObject *fit_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1204,6 +1444,7 @@ static PyMethodDef methods[] = {
     {"choose_priced", (PyCFunction)(void (*)(void))choose_priced, METH_FASTCALL, "a batch's terms and choice"},
     {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL, "add observations to the counts by position"},
     {"rates", (PyCFunction)(void (*)(void))rates, METH_FASTCALL, "the rates by position from the counts"},
+    {"observe_fused", (PyCFunction)(void (*)(void))observe_fused, METH_FASTCALL, "observe a drafted fused pass"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1227,7 +1468,10 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_read_s, "_read_s"}, {&s_pad_s, "pad_s"}, {&s_bet_per_row, "_bet_per_row"},
                  {&s_probe_rows, "probe_rows"}, {&s_probe_len, "probe_len"}, {&s_q, "q"}, {&s_q_first, "q_first"},
                  {&s_drafter_s, "_drafter_s"}, {&s_start_s, "_start_s"}, {&s_max_draft, "max_draft"},
-                 {&s_horizon, "horizon"}, {&s_line, "line"}};
+                 {&s_horizon, "horizon"}, {&s_line, "line"}, {&s_fed, "fed"},
+                 {&s_rows_fused, "_rows_fused"}, {&s_last, "_last"}, {&s_pass_projected, "_pass_projected"},
+                 {&s_promised, "_promised"}, {&s_iter_accepted, "_iter_accepted"}, {&s_iter_s, "_iter_s"},
+                 {&s_judged, "_judged"}, {&s_pending, "_pending"}, {&s_fit_batch, "_fit_batch"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);

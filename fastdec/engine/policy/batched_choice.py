@@ -239,6 +239,17 @@ class BatchedChoice:
             self._end_batch_hold()
         return False
 
+    def observe_pass(self, seconds: float, drafted: Sequence[int]) -> None:
+        """:meth:`MeasuredCosts.observe_pass`; a drafted fused pass of two rows or more is observed in C where the
+        compiled choices are at hand (``native/choice.c``'s ``observe_fused``: the judgement against the choice's
+        promise, the prediction and the fit, the same numbers), the rest (and the rest of such passes, where the C
+        hands back: the tables of its rows not made for the cost or too short) in Python."""
+        native = self._native
+        if native is not None and native.observe_fused(self, seconds, drafted if type(drafted) is list else
+                                                       list(drafted), _JUDGED_FADE, _BET_KEPT):
+            return
+        super().observe_pass(seconds, drafted)
+
     def _observe_read(self, seconds: float) -> None:
         """A batched choice on a fused pass took ``seconds`` per position it read (its setup included: it read at least
         ``_READ_AT_LEAST``)."""
