@@ -186,6 +186,9 @@ def test_a_bet_that_pays_on_no_batch_wide_choice_is_made_on_a_probe_s_rows():
     assert n[:-policy.probe_rows] == [0] * (32 - policy.probe_rows) and all(n[-policy.probe_rows:])
     assert max(n) > policy.probe_len
     assert policy._promised is not None and policy._promised[0] == 32
+    # (the promise counts the choice's own time, on the clock: set to none, so that a choice slowed by a loaded
+    # machine does not make the pass below fall short of it)
+    policy._promised = (*policy._promised[:2], 0.0, policy._promised[3])
     for st_, k in zip(rows, n):
         if k:
             policy.observe(st_, k, k)
