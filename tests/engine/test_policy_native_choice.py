@@ -4,7 +4,7 @@ first length); and the Python loop where no C compiler is found."""
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from helpers.policy import batch_policy, fused_case, projection_rows, rows_of
+from helpers.policy import Watched, batch_policy, fused_case, projection_rows, rows_of
 from helpers.properties import property_settings
 
 from fastdec.engine.policy import PassCost, native_choice
@@ -139,8 +139,9 @@ def drafted_pass(draw):
     """A batched pass to observe: its seconds; each row's drafted tokens (a share of its limit, cycled over the rows);
     the positions it projected as the rows' counting counted them (None: not counted); what its choice promised
     (rows as an offset from the pass's: another row count's choice; None: none); the tokens accepted and the drafter's
-    seconds since; the tokens a row may bet (None: as measured); the judged sums of row classes near its own; a pass waiting for a greedy one; whether a cost is at
-    hand, and whether the fused tables of its rows were made for it, for another cost, or not at all."""
+    seconds since; the tokens a row may bet (None: as measured); the judged sums of row classes near its own; a pass
+    waiting for a greedy one; whether a cost is at hand, and whether the fused tables of its rows were made for it,
+    for another cost, or not at all."""
     share = st.sampled_from([0.0, 0.3, 1.0])
     sums = st.tuples(*[st.sampled_from([0.5, 3.0, 40.0, 1e-3])] * 4)
     return dict(seconds=draw(st.sampled_from([2e-4, 1e-3, 3.5e-3, 2e-2])),
@@ -185,17 +186,7 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool):
         if python:
             m.setattr(policy, "_native", None)
         else:
-            observe = module.observe_fused
-
-            class Watched:  # (the module, its observe_fused's answers kept)
-                def __getattr__(self, name):
-                    return getattr(module, name)
-
-                def observe_fused(self, *a):
-                    handled.append(observe(*a))
-                    return handled[-1]
-
-            m.setattr(policy, "_native", Watched())
+            m.setattr(policy, "_native", Watched(module, "observe_fused", lambda args, answer: handled.append(answer)))
         policy.observe_pass(p["seconds"], drafted)
     fits = {k: (fit.sums, fit.line) for k, fit in policy._batch_fits.items()}
     left = (policy._judged, policy._realized, policy._bet_per_row, policy._pending, fits, policy._iter_s,

@@ -85,8 +85,7 @@ def unjudged_batch(B: int, per_token: float, drafter_row: float, fused: bool):
     call ``drafter_row`` a row; ``fused``: a CPU's pass of real tokens, else a padded one) whose drafts are accepted
     at 97 %, no drafted pass judged yet (a first bet of a probe's worth: 4 rows of 2 tokens), horizon 10, no probe
     due; and its rows, their drafters started. What a fused choice reads a position in is its own time on the clock:
-    pinned at 0 here (one choice slowed down by a loaded machine, at 30 us a position, made the next choices draft
-    nothing)."""
+    pinned at 0 here (at 30 us a position, as a loaded machine can make it, the next choices draft nothing)."""
     policy = policy_with({B: (1e-4, per_token, 0.0, 2e-3)}, horizon=10, probe_len=2)
     policy._rows_fused = fused
     policy._observe_read = lambda seconds: None
@@ -179,22 +178,32 @@ def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
         if chosen[4]:
             ranked.append(len(states))
         return chosen
-    class Watched:
-        """The C module, its priced choice watched (the batched choice calls it on the module itself)."""
 
-        def __init__(self, module):
-            self.module = module
+    def in_c_priced(args, chosen):
+        if chosen[0] >= 0 and chosen[4]:
+            ranked.append(len(args[1]))
 
-        def __getattr__(self, name):
-            return getattr(self.module, name)
-
-        def choose_priced(self, policy_, states, *a):
-            chosen = self.module.choose_priced(policy_, states, *a)
-            if chosen[0] >= 0 and chosen[4]:
-                ranked.append(len(states))
-            return chosen
     monkeypatch.setattr(policy, "_ranked", in_python)
     monkeypatch.setattr(native_choice, "choose_fused", in_c)
     if policy._native is not None:
-        monkeypatch.setattr(policy, "_native", Watched(policy._native))
+        monkeypatch.setattr(policy, "_native", Watched(policy._native, "choose_priced", in_c_priced))
     return ranked
+
+
+class Watched:
+    """The compiled choices with one function's calls reported (``seen(args, answer)`` after each): the policy calls
+    them on the module it holds."""
+
+    def __init__(self, module, name: str, seen):
+        self._module, self._name, self._seen = module, name, seen
+
+    def __getattr__(self, name):
+        function = getattr(self._module, name)
+        if name != self._name:
+            return function
+
+        def watched(*args):
+            answer = function(*args)
+            self._seen(args, answer)
+            return answer
+        return watched

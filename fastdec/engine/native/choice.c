@@ -644,8 +644,8 @@ static PyObject *choose_rows(Py_ssize_t B, const int *limits, PyObject *states, 
     const Py_ssize_t n_tab = fed.n < rows_tab.n ? fed.n : rows_tab.n;
     if (table_of(drafter_s, &d_keys, &d_vals, &n_d) < 0 || table_of(start_s, &s_keys, &s_vals, &n_s) < 0) goto done;
     double out[2] = {0.0, 0.0};
-    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, fed.p, rows_tab.p, least.p, (int)n_tab,
-                            d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most, n_out, out, read_out);
+    const int taken = fused((int)B, limits, reach, acc, fresh, left, q, q_first, fed.p, rows_tab.p, least.p,
+                            (int)n_tab, d_keys, d_vals, n_d, s_keys, s_vals, n_s, par, (int)most, n_out, out, read_out);
     if (PyErr_Occurred()) goto done; /* (an item that is not a number) */
     if (taken == -2) {
         PyErr_NoMemory();
@@ -835,8 +835,9 @@ done:
    about as much as the choice itself. Each is what the Python method named returns, bit for bit. */
 static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_extra_factor, *s_real_tokens_only,
     *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
-    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line, *s_fed, *s_rows_fused, *s_last, *s_pass_projected,
-    *s_promised, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending, *s_fit_batch;
+    *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line,
+    *s_fed, *s_rows_fused, *s_last, *s_pass_projected, *s_promised, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending,
+    *s_fit_batch;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = PyObject_GetAttr(obj, name);
@@ -844,6 +845,24 @@ static int double_attr(PyObject *obj, PyObject *name, double *out) {
     *out = PyFloat_AsDouble(x);
     Py_DECREF(x);
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* whether an attribute is true (Python's truth): 1 or 0, -1 an error */
+static int truth_attr(PyObject *obj, PyObject *name) {
+    PyObject *x = PyObject_GetAttr(obj, name);
+    const int on = x ? PyObject_IsTrue(x) : -1;
+    Py_XDECREF(x);
+    return on;
+}
+
+/* MeasuredCosts._scale's bound ratio: how much dearer a real greedy pass of `rows` rows (`measured` seconds) is than
+   the calibration's (c_batch rows at c_step seconds), 1 to 4 */
+static double scale_of(double measured, long rows, long c_batch, double c_step) {
+    const double share = (double)rows / (double)c_batch;
+    double scale = measured / (c_step * (1.0 < share ? 1.0 : share));
+    if (1.0 > scale) scale = 1.0;
+    if (4.0 < scale) scale = 4.0;
+    return scale;
 }
 
 /* dict.get(key) of a {rows: seconds} dict: 1 found (*out), 0 not, -1 an error */
@@ -1061,20 +1080,8 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
     } else if (double_attr(policy, s_extra_fixed, &fixed) < 0 || double_attr(policy, s_extra_factor, &factor) < 0) {
         goto done;
     }
-    PyObject *flag = PyObject_GetAttr(policy, s_real_tokens_only);
-    if (!flag || (real_only = PyObject_IsTrue(flag)) < 0) {
-        Py_XDECREF(flag);
-        goto done;
-    }
-    Py_DECREF(flag);
-    double scale = 1.0;
-    if (B > 1 && real_only) {
-        const double share = (double)B / (double)c_batch;
-        scale = measured / (c_step * (1.0 < share ? 1.0 : share));
-        if (1.0 > scale) scale = 1.0;
-        if (4.0 < scale) scale = 4.0;
-    }
-    factor = factor * scale;
+    if ((real_only = truth_attr(policy, s_real_tokens_only)) < 0) goto done;
+    factor = factor * (B > 1 && real_only ? scale_of(measured, B, c_batch, c_step) : 1.0);
     if (greedy_pass(greedy, B, c_batch, c_step, &step) < 0) goto done;
     /* BatchedChoice._bar: margin times a greedy pass's tokens per second, over what drafted passes of about B rows
        realised of their promise */
@@ -1163,7 +1170,8 @@ static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     PyObject *policy = args[0], *drafted = args[2];
-    const double seconds = PyFloat_AsDouble(args[1]), fade = PyFloat_AsDouble(args[3]), kept = PyFloat_AsDouble(args[4]);
+    const double seconds = PyFloat_AsDouble(args[1]), fade = PyFloat_AsDouble(args[3]),
+                 kept = PyFloat_AsDouble(args[4]);
     if (PyErr_Occurred()) return NULL;
     if (!PyList_Check(drafted)) {
         PyErr_SetString(PyExc_TypeError, "drafted must be a list");
@@ -1186,13 +1194,9 @@ static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t
     long c_batch = 0, proj = sum;
     double c_step = 0.0, pad_s = 0.0;
     const long t = sum, fed_n = rows + sum;
-    int fused_on = 0, judged_only = 0;
-    PyObject *flag = PyObject_GetAttr(policy, s_rows_fused);
-    if (!flag || (fused_on = PyObject_IsTrue(flag)) < 0) {
-        Py_XDECREF(flag);
-        return NULL;
-    }
-    Py_DECREF(flag);
+    int judged_only = 0;
+    const int fused_on = truth_attr(policy, s_rows_fused);
+    if (fused_on < 0) return NULL;
     if (!fused_on) Py_RETURN_FALSE;
     /* what is read before anything changes: the cost, the rows the pass projected, the tables */
     if (!(cost = PyObject_GetAttr(policy, s_last)) || !(pp = PyObject_GetAttr(policy, s_pass_projected))) goto done;
@@ -1223,14 +1227,16 @@ static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t
             result = Py_NewRef(Py_False);
             goto done;
         }
-        if (doubles_open(PyTuple_GET_ITEM(entry, 1), &fed) < 0 || doubles_open(PyTuple_GET_ITEM(entry, 2), &rows_tab) < 0)
+        if (doubles_open(PyTuple_GET_ITEM(entry, 1), &fed) < 0 ||
+            doubles_open(PyTuple_GET_ITEM(entry, 2), &rows_tab) < 0)
             goto done;
         if (fed.n <= t || rows_tab.n <= t) { /* (the Python method extends them) */
             result = Py_NewRef(Py_False);
             goto done;
         }
     }
-    /* BatchedChoice._judge_batch_pass: the pass against its choice's promise, where a choice of as many rows made one */
+    /* BatchedChoice._judge_batch_pass: the pass against its choice's promise, where a choice of as many rows made
+       one */
     if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0 || !(promised = PyObject_GetAttr(policy, s_promised)))
         goto done;
     if (promised != Py_None) {
@@ -1312,23 +1318,13 @@ static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t
     double extra_s = fed.p[t] + rows_tab.p[proj];
     if (pad_s != 0.0) extra_s += pad_s * (double)(rows * (1 + most) - fed_n);
     /* MeasuredCosts._scale: how much dearer a real greedy pass of these rows is than the calibration's (1 to 4) */
-    PyObject *real_o = PyObject_GetAttr(policy, s_real_tokens_only);
-    int real_only;
-    if (!real_o || (real_only = PyObject_IsTrue(real_o)) < 0) {
-        Py_XDECREF(real_o);
-        goto done;
-    }
-    Py_DECREF(real_o);
+    const int real_only = truth_attr(policy, s_real_tokens_only);
+    if (real_only < 0) goto done;
     if (real_only) {
         int has = has_base;
         measured = base;
         if (!has && (has = run_greedy_near(greedy, rows, &measured)) < 0) goto done;
-        if (has) {
-            const double share = (double)rows / (double)c_batch;
-            scale = measured / (c_step * (1.0 < share ? 1.0 : share));
-            if (1.0 > scale) scale = 1.0;
-            if (4.0 < scale) scale = 4.0;
-        }
+        if (has) scale = scale_of(measured, rows, c_batch, c_step);
     }
     const double predicted = extra_s * scale;
     if (predicted <= 0) {

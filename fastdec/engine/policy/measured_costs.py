@@ -18,9 +18,10 @@ def _nearest(keys, key: int) -> int:
     return min(keys, key=lambda k: (abs(k - key), k))
 
 
-def _rises(xs: Sequence[float], ys: Sequence[float], origin: int, start: int, stop: int) -> np.ndarray:
+def _rises(xs: Sequence[float], ys: Sequence[float], origin: int, start: int, stop: int) -> array:
     """What the measured curve rises from ``origin`` to ``origin + i``, for ``start <= i < stop`` (0 where it falls)."""
-    return np.maximum(_interpolate_from(xs, ys, origin + start, origin + stop) - _interpolate(xs, ys, origin), 0.0)
+    return _doubles(np.maximum(_interpolate_from(xs, ys, origin + start, origin + stop) - _interpolate(xs, ys, origin),
+                               0.0))
 
 
 def _doubles(values: np.ndarray) -> array:
@@ -348,13 +349,13 @@ class MeasuredCosts:
             table.append(cost.extra(rows + t, rows + t, base=rows))
         return table
 
-    def _fused_lists(self, cost: PassCost, rows: int, upto: int) -> Tuple[List[float], List[float]]:
+    def _fused_lists(self, cost: PassCost, rows: int, upto: int) -> Tuple[array, array]:
         """What t tokens fed and what t rows projected add to a fused pass of ``rows`` rows, t = 0 .. at least ``upto``
         (:meth:`_padded_lists` at the measured batch where ``rows`` is fewer: their sum is :meth:`_extra_upto`'s)."""
         rows = max(rows, cost.batch)
         return self._padded_lists(cost, rows, upto, rows + upto)
 
-    def _fused_tables(self, cost: PassCost, rows: int, upto: int) -> Tuple[List[float], List[float], List[float]]:
+    def _fused_tables(self, cost: PassCost, rows: int, upto: int) -> Tuple[array, array, array]:
         """What a CPU's fused choice reads, as far as ``upto`` at least: :meth:`_fused_lists` and the least one more
         token's feeding adds from t on (the reading's stop: its projection may not be made). Made at once as far as a
         choice of the measured batch's rows can read (every row's every position: tables made again each time a
@@ -362,7 +363,7 @@ class MeasuredCosts:
         fed, projected = self._fused_lists(cost, rows, max(upto, max(rows, cost.batch) * self.horizon + 2))
         return fed, projected, self._least_steps(cost, rows, fed, "least fed")
 
-    def _least_steps(self, cost: PassCost, rows: int, extra: List[float], kind: str = "least") -> List[float]:
+    def _least_steps(self, cost: PassCost, rows: int, extra: Sequence[float], kind: str = "least") -> array:
         """For each t of ``extra`` (:meth:`_extra_upto`, or the fed tokens' list of :meth:`_fused_lists`: ``kind``
         keeps them apart), the least that one more token adds from t on: the smallest step of the table from t, and
         past its end the least slope of the measured pass (:meth:`_min_marginal`), which no step of its interpolation
@@ -388,23 +389,22 @@ class MeasuredCosts:
         fed, proj = self._padded_lists(cost, rows, t, projected)
         return fed[t] + proj[projected - rows]
 
-    def _padded_lists(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[List[float], List[float]]:
+    def _padded_lists(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[array, array]:
         """The two tables of :meth:`_padded_extra` (by fed tokens past ``rows``, by projected rows past ``rows``),
         extended to at least ``t`` and ``projected``, and to twice their length at least (a table is read as far as a
         choice reads, and the lists made from it -- :meth:`_least_steps` -- are made again each time it grows)."""
         origin = rows + max(cost.batch - rows, 0)
-        fed = self._extras.get(("fed", id(cost), rows))
-        if fed is None:
-            fed = self._extras[("fed", id(cost), rows)] = array("d")
-        if len(fed) <= t:
-            fed.extend(_doubles(_rises(cost.fed, cost.pass_s, origin, len(fed), max(t, 2 * len(fed)) + 1)))
-        proj = self._extras.get(("projected", id(cost), rows))
-        if proj is None:
-            proj = self._extras[("projected", id(cost), rows)] = array("d")
-        if len(proj) <= projected - rows:
-            proj.extend(_doubles(_rises(cost.rows, cost.rows_s, origin, len(proj),
-                                        max(projected - rows, 2 * len(proj)) + 1)))
-        return fed, proj
+        return (self._rise_table(("fed", id(cost), rows), cost.fed, cost.pass_s, origin, t),
+                self._rise_table(("projected", id(cost), rows), cost.rows, cost.rows_s, origin, projected - rows))
+
+    def _rise_table(self, key: tuple, xs: Sequence[float], ys: Sequence[float], origin: int, upto: int) -> array:
+        """:func:`_rises` from ``origin`` kept under ``key``, extended to at least ``upto`` and twice its length."""
+        table = self._extras.get(key)
+        if table is None:
+            table = self._extras[key] = array("d")
+        if len(table) <= upto:
+            table.extend(_rises(xs, ys, origin, len(table), max(upto, 2 * len(table)) + 1))
+        return table
 
     def _padded_tables(self, cost: PassCost, rows: int, t: int, projected: int) -> Tuple[np.ndarray, np.ndarray]:
         """:meth:`_padded_lists` as arrays."""

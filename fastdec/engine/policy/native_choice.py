@@ -25,7 +25,8 @@ _LOADED: dict = {}  # "module": the extension module, or None where it cannot be
 
 def choice_module():
     """The compiled choices (``choose_priced``, ``choose_fused``, ``count_rows``, ``observe_fused``, ``count_sentence``,
-    ``best_length``, ``fit_add``), or None where they cannot be built (said once, at debug level: the Python code decides)."""
+    ``best_length``, ``fit_add``), or None where they cannot be built (said once, at debug level: the Python code
+    decides)."""
     if "module" in _LOADED:
         return _LOADED["module"]
     include = sysconfig.get_paths().get("include")
