@@ -399,11 +399,13 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             verify_s = timer.lap("verifier")
             if asked is not None:
                 # the rows are counted after the pass's time is taken: counted inside it (32 rows, ~0.1 ms beside a
-                # 0.4-1 ms pass of the C backend) they made every drafted pass look dearer than a greedy one
+                # 0.4-1 ms pass of the C backend) they made every drafted pass look dearer than a greedy one. (A
+                # batch's first pass also allocates its caches: not observed.)
                 t0 = clock()
-                policy.observe_rows(act, asked)
+                policy.observe_batch_pass(act, asked, None if first else verify_s, [len(d) for d in drafts])
+                held_rows = 0
                 policy_s += clock() - t0
-            if policy is not None and not first:  # (a batch's first pass also allocates its caches)
+            elif policy is not None and not first:
                 t0 = clock()
                 if not held:
                     policy.observe_pass(verify_s, [len(d) for d in drafts])

@@ -92,3 +92,4 @@ class ReplayedChoices:
         pass
 
     observe = observe_rows = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration
+    observe_batch_pass = observe_iteration

@@ -132,21 +132,28 @@ class _Row:
         self.last_drafted, self.last_accepted, self.extra = drafted, accepted, {"policy_counts": counts}
 
 
-def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_makes_a_sentence_s_first_counts():
-    one = native_choice.choice_module()
-    if one is None:
-        pytest.skip("no C compiler or no Python headers")
-    ends, gots, ends_first, gots_first = [0] * 10, [0] * 10, [0] * 10, [0] * 10
-    tables = (ends, gots, ends_first, gots_first)
+def test_the_c_row_counting_refuses_counts_shorter_than_a_draft_and_makes_a_sentence_s_first_counts(monkeypatch):
+    _needs_module()
+    policy = policy_with({1: (1e-4, 2e-5, 1e-5, 1e-4)}, horizon=8)
+    one = policy._native
+    policy.reach[1] = 100.0  # (no refresh due)
     with pytest.raises(IndexError):  # a sentence's counts shorter than its draft
-        one.count_rows([_Row(6, 6, ([0] * 4, [0] * 4))], [6], 0, 8, *tables, 0, 100.0)
+        one.count_batch(policy, [_Row(6, 6, ([0] * 4, [0] * 4))], [6])
     with pytest.raises(ValueError):  # one asked a row
-        one.count_rows([_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2], 0, 8, *tables, 0, 100.0)
+        one.count_batch(policy, [_Row(2, 1, ([0] * 10, [0] * 10))], [2, 2])
     rows = [_Row(3, 1, ([0] * 10, [0] * 10)), _Row(2, 2, None), _Row(4, 4, ([0] * 10, [0] * 10))]
+    version = policy._version
     # the second row's sentence has no counts yet: made as the Python code makes them, and counted as a first draft
-    assert one.count_rows(rows, [3, 2, 0], 0, 8, *tables, 0, 100.0) == (3, 3, 2, 2, 2, 5)
+    one.count_batch(policy, rows, [3, 2, 0])
+    assert (policy._iter_accepted, policy._version - version, policy._stale, policy._fold_top, policy._deepest,
+            policy._pass_projected) == (3, 2, 2, 2, 2, 5)
     assert rows[0].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1] + [0] * 8)
     assert rows[1].extra["policy_counts"] == ([0, 1, 1] + [0] * 7, [0, 1, 1] + [0] * 7)  # (horizon + 2 positions)
-    assert ends[2] == 2 and gots[1] == gots[2] == 1 and ends_first[2] == gots_first[2] == 1 and sum(ends_first) == 1
-    # a refresh due (4 * stale >= reach[1]) stops it after the row that made it due
-    assert one.count_rows(rows, [3, 2, 4], 1, 8, *tables, 2, 12.0) == (2, 2, 1, 2, 3, 2)
+    assert (policy._ends[2] == 2 and policy._gots[1] == policy._gots[2] == 1 and policy._ends_first[2] ==
+            policy._gots_first[2] == 1 and sum(policy._ends_first) == 1)
+    # a refresh due (4 * stale >= reach[1]) is made after the row that made it due, and the counting goes on
+    refreshed, refresh = [], policy._refresh
+    monkeypatch.setattr(policy, "_refresh", lambda: (refreshed.append(policy._stale), refresh()))
+    policy.reach[1] = 12.0
+    one.count_batch(policy, rows, [3, 2, 4])
+    assert refreshed == [3] and policy._stale == 2 and policy._deepest == 4

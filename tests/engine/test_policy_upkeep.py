@@ -295,6 +295,6 @@ def test_the_rows_a_pass_projects_are_counted_as_the_exact_rule_projects_them():
         states = [State(64) for _ in seen]
         for st, (n, a) in zip(states, seen):
             st.last_drafted, st.last_accepted = n, a
-        counted = one.count_rows(states, [max(n, 1) for n, _ in seen], 0, 64, [0] * 66, [0] * 66, [0] * 66, [0] * 66,
-                                 0, 1e9)
-        assert counted[5] == sum(g - 1 for g in project.given)
+        policy.reach[1] = 1e9  # (no refresh due)
+        one.count_batch(policy, states, [max(n, 1) for n, _ in seen])
+        assert policy._pass_projected == sum(g - 1 for g in project.given)

@@ -179,8 +179,8 @@ def ranking_spy(policy: CostAwarePolicy, monkeypatch) -> list:
             ranked.append(len(states))
         return chosen
 
-    def in_c_priced(args, chosen):
-        if chosen[0] >= 0 and chosen[4]:
+    def in_c_priced(args, chosen):  # (a list: a draft chosen, its promise kept in C)
+        if type(chosen) is list or (chosen[0] >= 0 and chosen[4]):
             ranked.append(len(args[1]))
 
     monkeypatch.setattr(policy, "_ranked", in_python)

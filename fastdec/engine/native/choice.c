@@ -7,7 +7,7 @@
      themselves, and each row's counts, drafter start and tokens left from its decode state: handed over through
      ctypes (each row's counts copied to C ints, the tables kept as C arrays), the hand-over took 30-50 us of a
      45-65 us choice.
-   - The counting of a batched pass's rows (count_rows): each row's iteration into its sentence's counts and the
+   - The counting of a batched pass's rows (count_batch): each row's iteration into its sentence's counts and the
      input's, as AcceptanceCounts.observe_rows counts them (in Python 3-4 us a row, and 8-9 us a sentence's first).
    - The observation of a drafted batched pass on a fused pass (observe_fused): its judgement against its choice's
      promise and the fit of what its drafts added, as MeasuredCosts.observe_pass makes them (13-24 us a pass in Python
@@ -28,6 +28,7 @@
 #include <Python.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 /* libm's pow, as Python's float ** float calls it (the compiler would turn pow(x, 2.0) into x * x) */
 static double (*volatile pow_)(double, double) = pow;
@@ -155,41 +156,26 @@ done:
     return sent;
 }
 
-/* count_rows(states, asked, start, horizon, ends, gots, ends_first, gots_first, stale, reach_1):
-   AcceptanceCounts.observe_rows from row `start` on -- each row asked for a draft (asked[r] > 0): its iteration added
-   to its sentence's counts (count_sentence; a sentence's first drafted iteration makes them, as _count_sentence does,
-   and is also counted in ends_first / gots_first) and to the input's counts waiting to be folded (ends[top] += 1,
-   gots[got] += 1), `stale` going up by one a row. Stops after the row that makes 4 * stale >= reach_1 (the policy
-   refreshes its rates there, as _count does). Returns (the row after the last counted, or len(states); tokens
-   accepted, rows counted, the deepest position counted, stale, the positions past their first the pass projected for
-   the rows counted: MeasuredCosts._projected_rows). */
-static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "count_rows(states, asked, start, horizon, ends, gots, ends_first, "
-                                         "gots_first, stale, reach_1)");
-        return NULL;
-    }
-    if (lists(args, 2) < 0 || lists(args + 4, 4) < 0) return NULL;
-    PyObject *states = args[0], *asked = args[1], *ends = args[4], *gots = args[5], *ends_first = args[6],
-             *gots_first = args[7];
+/* AcceptanceCounts.observe_rows's loop from row *r_io on: each row asked for a draft (asked[r] > 0) has its iteration
+   added to its sentence's counts (count_sentence; a sentence's first drafted iteration makes them, as
+   _count_sentence does, and is also counted in ends_first / gots_first) and to the input's counts waiting to be
+   folded (ends[top] += 1, gots[got] += 1), *stale_io going up by one a row. Stops after the row that makes
+   4 * stale >= reach_1 (the policy refreshes its rates there, as _count does). Leaves in *r_io the row after the last
+   counted (or len(states)), and the tokens accepted, rows counted, deepest position counted and positions past their
+   first the pass projected for the rows counted (MeasuredCosts._projected_rows). 0, or -1 an error. */
+static int count_core(PyObject *states, PyObject *asked, Py_ssize_t *r_io, long horizon, PyObject *ends,
+                      PyObject *gots, PyObject *ends_first, PyObject *gots_first, long *stale_io, double reach_1,
+                      long *accepted_out, long *counted_out, long *deepest_out, long *projected_out) {
     const Py_ssize_t n = PyList_GET_SIZE(states);
-    const long start = PyLong_AsLong(args[2]), horizon = PyLong_AsLong(args[3]);
-    long stale = PyLong_AsLong(args[8]);
-    const double reach_1 = PyFloat_AsDouble(args[9]);
-    if (PyErr_Occurred()) return NULL;
-    if (PyList_GET_SIZE(asked) != n) {
-        PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
-        return NULL;
-    }
-    long accepted_sum = 0, counted = 0, deepest = 0, projected = 0;
-    Py_ssize_t r = start < 0 ? 0 : start;
+    long accepted_sum = 0, counted = 0, deepest = 0, projected = 0, stale = *stale_io;
+    Py_ssize_t r = *r_io < 0 ? 0 : *r_io;
     for (; r < n; r++) {
         const long want = PyLong_AsLong(PyList_GET_ITEM(asked, r));
-        if (want == -1 && PyErr_Occurred()) return NULL;
+        if (want == -1 && PyErr_Occurred()) return -1;
         if (!want) continue;
         PyObject *st = PyList_GET_ITEM(states, r);
         long drafted, accepted, top, got;
-        if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return NULL;
+        if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return -1;
         projected += projected_rows(drafted, accepted);
         if (drafted > 0) { /* (_reached, for a row that was asked) */
             top = accepted + 1 < drafted ? accepted + 1 : drafted;
@@ -200,11 +186,11 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
             got = 0;
         }
         PyObject *extra = PyObject_GetAttr(st, s_extra);
-        if (!extra) return NULL;
+        if (!extra) return -1;
         if (!PyDict_Check(extra)) {
             Py_DECREF(extra);
             PyErr_SetString(PyExc_TypeError, "a state's extra must be a dict");
-            return NULL;
+            return -1;
         }
         PyObject *sent = PyDict_GetItemWithError(extra, s_policy_counts);
         const int first = !sent || sent == Py_None;
@@ -212,23 +198,23 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
         Py_DECREF(extra); /* (the state holds the dict, and the dict the counts) */
         if (!sent) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "a row's counts could not be made");
-            return NULL;
+            return -1;
         }
         if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !PyList_Check(PyTuple_GET_ITEM(sent, 0)) ||
             !PyList_Check(PyTuple_GET_ITEM(sent, 1))) {
             PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists");
-            return NULL;
+            return -1;
         }
         PyObject *reach = PyTuple_GET_ITEM(sent, 0), *acc = PyTuple_GET_ITEM(sent, 1);
         if (top >= PyList_GET_SIZE(reach) || top >= PyList_GET_SIZE(acc) || top >= PyList_GET_SIZE(ends) ||
             top >= PyList_GET_SIZE(gots) || top >= PyList_GET_SIZE(ends_first) || top >= PyList_GET_SIZE(gots_first)
             || got < 0) {
             PyErr_SetString(PyExc_IndexError, "counts shorter than the draft counted");
-            return NULL;
+            return -1;
         }
-        if (count_into(reach, acc, top, got) < 0) return NULL;
-        if (first && (add_one(ends_first, top) < 0 || add_one(gots_first, got) < 0)) return NULL;
-        if (add_one(ends, top) < 0 || add_one(gots, got) < 0) return NULL;
+        if (count_into(reach, acc, top, got) < 0) return -1;
+        if (first && (add_one(ends_first, top) < 0 || add_one(gots_first, got) < 0)) return -1;
+        if (add_one(ends, top) < 0 || add_one(gots, got) < 0) return -1;
         accepted_sum += accepted;
         counted++;
         if (top > deepest) deepest = top;
@@ -238,7 +224,13 @@ static PyObject *count_rows(PyObject *self, PyObject *const *args, Py_ssize_t na
             break;
         }
     }
-    return Py_BuildValue("(nlllll)", r, accepted_sum, counted, deepest, stale, projected);
+    *r_io = r;
+    *stale_io = stale;
+    *accepted_out = accepted_sum;
+    *counted_out = counted;
+    *deepest_out = deepest;
+    *projected_out = projected;
+    return 0;
 }
 
 /* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): BatchOneChoice._best_length's loop
@@ -837,7 +829,8 @@ static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_ex
     *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
     *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line,
     *s_fed, *s_rows_fused, *s_last, *s_pass_projected, *s_promised, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending,
-    *s_fit_batch;
+    *s_fit_batch, *s_cost, *s_table, *s_fit, *s_ends, *s_gots, *s_ends_first, *s_gots_first, *s_stale, *s_reach,
+    *s_version, *s_fold_top, *s_deepest, *s_refresh, *s_skipped_s, *s_observe_read;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = PyObject_GetAttr(obj, name);
@@ -1020,22 +1013,68 @@ static int batch_line(PyObject *fits, long rows, double *fixed, double *factor) 
     return fit ? line_of(fit, &ignored, factor) : -1;
 }
 
+/* time.perf_counter() (CPython's monotonic clock on Linux: CLOCK_MONOTONIC) */
+static double perf_counter(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* what BatchedChoice.choose_batch does with a chosen draft (choose_fused's answer `got`, started at t0): the time per
+   position read measured (_observe_read) where `read_at_least` positions or more were read, _skipped_s at 0, the
+   promise kept. 0, or -1 an error */
+static int chosen(PyObject *policy, PyObject *got, long B, double t0, long read_at_least) {
+    const long read = PyLong_AsLong(PyTuple_GET_ITEM(got, 4));
+    if (read == -1 && PyErr_Occurred()) return -1;
+    PyObject *x = NULL, *promise = NULL;
+    int rc = -1;
+    if (read >= read_at_least) { /* (the policy's method: a test pins what it measures) */
+        PyObject *none = NULL;
+        if ((x = PyFloat_FromDouble((perf_counter() - t0) / (double)read)))
+            none = PyObject_CallMethodOneArg(policy, s_observe_read, x);
+        if (!none) goto done;
+        Py_DECREF(none);
+        Py_CLEAR(x);
+    }
+    if (!(x = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_skipped_s, x) < 0) goto done;
+    if (!(promise = Py_BuildValue("(lOdO)", B, PyTuple_GET_ITEM(got, 2), perf_counter() - t0,
+                                  PyTuple_GET_ITEM(got, 3))) ||
+        PyObject_SetAttr(policy, s_promised, promise) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(promise);
+    return rc;
+}
+
 /* choose_priced(policy, states, cost, B): BatchedChoice.choose_batch's priced choice on a fused pass, its terms
    made here: each row's limit (its max_draft, at most the horizon), the greedy pass it is priced against (this
    batch's, else the run's, of about B rows), the drafted pass's line and scale, the bar, the floor and a first bet's
    tokens, then choose_fused. Returns (positions taken, draft lengths, tokens per second promised, tokens expected,
    positions read, limits, (fixed part, factor, greedy step, bar, floor, first bet)); (-2,) where no greedy pass of
    about B rows was measured;
-   (-1, length) where the fused tables (policy._extras[("fused", id(cost), B)]) are missing or shorter than the
-   choice reads (the caller makes them and asks again). */
+   (-1, length) where the fused tables (policy._extras[B]) are missing or shorter than the choice reads (the caller
+   makes them and asks again).
+   choose_priced(policy, states, cost, B, t0, read_at_least): the same, and where a draft is chosen what
+   BatchedChoice.choose_batch then does is done here too -- a choice that read `read_at_least` positions or more
+   measures its time per position read (_observe_read), the promise is kept for the pass's
+   judgement (_promised: rows, tokens per second, the choice's seconds since t0, a time.perf_counter() reading, tokens
+   expected), _skipped_s starts again -- and only the draft lengths are returned (a list): in Python, after the C call,
+   it took 3-6 us of a choice between two passes at B = 2 on the C backend. */
 static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "choose_priced(policy, states, cost, B)");
+    if (nargs != 4 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "choose_priced(policy, states, cost, B[, t0, read_at_least])");
         return NULL;
     }
     PyObject *policy = args[0], *states = args[1], *cost = args[2];
     const long B = PyLong_AsLong(args[3]);
     if (B == -1 && PyErr_Occurred()) return NULL;
+    double t0 = 0.0;
+    long read_at_least = 0;
+    if (nargs == 6 && (((t0 = PyFloat_AsDouble(args[4])) == -1.0 && PyErr_Occurred()) ||
+                       ((read_at_least = PyLong_AsLong(args[5])) == -1 && PyErr_Occurred())))
+        return NULL;
     if (!PyList_Check(states) || PyList_GET_SIZE(states) != B) {
         PyErr_SetString(PyExc_ValueError, "states must be a list of B states");
         return NULL;
@@ -1135,6 +1174,11 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
         got = NULL;
         goto done;
     }
+    if (nargs == 6 && PyLong_AsLong(PyTuple_GET_ITEM(got, 0)) > 0) {
+        if (chosen(policy, got, B, t0, read_at_least) < 0) goto done;
+        result = Py_NewRef(PyTuple_GET_ITEM(got, 1));
+        goto done;
+    }
     result = Py_BuildValue("(OOOOOO(dddddO))", PyTuple_GET_ITEM(got, 0), PyTuple_GET_ITEM(got, 1),
                            PyTuple_GET_ITEM(got, 2), PyTuple_GET_ITEM(got, 3), PyTuple_GET_ITEM(got, 4), limits, fixed,
                            factor, step, bar, factor * marginal * bar, most_o = PyLong_FromLong(most));
@@ -1156,235 +1200,11 @@ done:
     return result;
 }
 
-/* observe_fused(policy, seconds, drafted, fade, kept): MeasuredCosts.observe_pass for a drafted pass of two rows or
-   more on a fused pass (a CPU's), its common way, in one call (in Python 13-24 us a pass between two passes of the C
-   backend at B = 2 to 8, by a wrapper's timings): the pass judged against what its choice promised
-   (BatchedChoice._judge_batch_pass; fade: _JUDGED_FADE, kept: _BET_KEPT), and what its drafts added beyond the
-   calibration's prediction, against this batch's greedy pass of its rows, handed to the batch's fit (_fit_batch, a
-   Python call: one pass in a few) or kept for the batch's first greedy pass (_pending). Returns True, or False with
-   nothing changed where the Python method observes the pass (one row, no drafts, a padded pass, the tables of its rows
-   not made for the policy's cost or too short). */
-static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "observe_fused(policy, seconds, drafted, fade, kept)");
-        return NULL;
-    }
-    PyObject *policy = args[0], *drafted = args[2];
-    const double seconds = PyFloat_AsDouble(args[1]), fade = PyFloat_AsDouble(args[3]),
-                 kept = PyFloat_AsDouble(args[4]);
-    if (PyErr_Occurred()) return NULL;
-    if (!PyList_Check(drafted)) {
-        PyErr_SetString(PyExc_TypeError, "drafted must be a list");
-        return NULL;
-    }
-    const long rows = (long)PyList_GET_SIZE(drafted);
-    long sum = 0, most = 0;
-    int any = 0;
-    for (long r = 0; r < rows; r++) {
-        const long k = PyLong_AsLong(PyList_GET_ITEM(drafted, r));
-        if (k == -1 && PyErr_Occurred()) return NULL;
-        sum += k;
-        any |= k != 0;
-        if (r == 0 || k > most) most = k;
-    }
-    if (rows <= 1 || !any) Py_RETURN_FALSE;
-    PyObject *result = NULL, *cost = NULL, *fed_list = NULL, *extras = NULL, *key = NULL, *pp = NULL,
-             *promised = NULL, *judged = NULL, *realized = NULL, *batch_greedy = NULL, *greedy = NULL, *item_o = NULL;
-    Doubles fed = {0}, rows_tab = {0};
-    long c_batch = 0, proj = sum;
-    double c_step = 0.0, pad_s = 0.0;
-    const long t = sum, fed_n = rows + sum;
-    int judged_only = 0;
-    const int fused_on = truth_attr(policy, s_rows_fused);
-    if (fused_on < 0) return NULL;
-    if (!fused_on) Py_RETURN_FALSE;
-    /* what is read before anything changes: the cost, the rows the pass projected, the tables */
-    if (!(cost = PyObject_GetAttr(policy, s_last)) || !(pp = PyObject_GetAttr(policy, s_pass_projected))) goto done;
-    if (pp != Py_None) {
-        const long counted = PyLong_AsLong(pp);
-        if (counted == -1 && PyErr_Occurred()) goto done;
-        if (counted < proj) proj = counted;
-    }
-    judged_only = cost == Py_None;
-    if (!judged_only) {
-        double last;
-        if (int_attr(cost, s_batch, &c_batch) < 0 || double_attr(cost, s_step_s, &c_step) < 0 ||
-            double_attr(cost, s_pad_s, &pad_s) < 0 || !(fed_list = PyObject_GetAttr(cost, s_fed)))
-            goto done;
-        if (!PyList_Check(fed_list) || !PyList_GET_SIZE(fed_list)) {
-            PyErr_SetString(PyExc_TypeError, "a cost's fed tokens must be a non-empty list");
-            goto done;
-        }
-        if (number_at(fed_list, PyList_GET_SIZE(fed_list) - 1, &last) < 0) goto done;
-        /* (past the measured passes the prediction is a straight line out: not fitted) */
-        judged_only = (double)(fed_n + (c_batch - rows > 0 ? c_batch - rows : 0)) > 1.5 * last;
-    }
-    if (!judged_only) {
-        if (!(extras = PyObject_GetAttr(policy, s_extras)) || !(key = PyLong_FromLong(rows))) goto done;
-        PyObject *entry = PyDict_Check(extras) ? PyDict_GetItemWithError(extras, key) : NULL;
-        if (!entry && PyErr_Occurred()) goto done;
-        if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 0) != cost) {
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
-        if (doubles_open(PyTuple_GET_ITEM(entry, 1), &fed) < 0 ||
-            doubles_open(PyTuple_GET_ITEM(entry, 2), &rows_tab) < 0)
-            goto done;
-        if (fed.n <= t || rows_tab.n <= t) { /* (the Python method extends them) */
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
-    }
-    /* BatchedChoice._judge_batch_pass: the pass against its choice's promise, where a choice of as many rows made
-       one */
-    if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0 || !(promised = PyObject_GetAttr(policy, s_promised)))
-        goto done;
-    if (promised != Py_None) {
-        if (!PyTuple_Check(promised) || PyTuple_GET_SIZE(promised) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a promise must be a (rows, rate, seconds, tokens) tuple");
-            goto done;
-        }
-        const long p_rows = PyLong_AsLong(PyTuple_GET_ITEM(promised, 0));
-        if (p_rows == -1 && PyErr_Occurred()) goto done;
-        if (p_rows == rows) {
-            long accepted;
-            double iter_s, p[3], sums[4], bet;
-            if (int_attr(policy, s_iter_accepted, &accepted) < 0 || double_attr(policy, s_iter_s, &iter_s) < 0)
-                goto done;
-            for (int i = 0; i < 3; i++)
-                if ((p[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(promised, i + 1))) == -1.0 && PyErr_Occurred()) goto done;
-            const long got = rows + accepted;
-            const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
-            const double expected = p[2], promised_s = p[2] / p[0];
-            /* BatchedChoice._judge: sums that fade by `fade` a pass, from one pass that kept its promise */
-            if (!(judged = PyObject_GetAttr(policy, s_judged)) || !(realized = PyObject_GetAttr(policy, s_realized)) ||
-                !PyDict_Check(judged) || !PyDict_Check(realized)) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the judged sums must be dicts");
-                goto done;
-            }
-            Py_CLEAR(key);
-            if (!(key = PyLong_FromLong(bit_length(rows)))) goto done;
-            PyObject *had = PyDict_GetItemWithError(judged, key);
-            if (!had && PyErr_Occurred()) goto done;
-            if (had) {
-                if (!PyTuple_Check(had) || PyTuple_GET_SIZE(had) != 4) {
-                    PyErr_SetString(PyExc_TypeError, "judged sums must be 4-tuples");
-                    goto done;
-                }
-                for (int i = 0; i < 4; i++)
-                    if ((sums[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(had, i))) == -1.0 && PyErr_Occurred()) goto done;
-            } else {
-                sums[0] = sums[1] = expected;
-                sums[2] = sums[3] = promised_s;
-            }
-            const double n0 = fade * sums[0] + (double)got, n1 = fade * sums[1] + expected,
-                         n2 = fade * sums[2] + spent, n3 = fade * sums[3] + promised_s;
-            if (!(item_o = Py_BuildValue("(dddd)", n0, n1, n2, n3)) || PyDict_SetItem(judged, key, item_o) < 0)
-                goto done;
-            Py_CLEAR(item_o);
-            if (!(item_o = PyFloat_FromDouble((n0 / n1) * (n3 / n2))) || PyDict_SetItem(realized, key, item_o) < 0)
-                goto done;
-            Py_CLEAR(item_o);
-            if (ratio >= kept) {
-                const double more = (double)(2 * sum) / (double)rows;
-                if (double_attr(policy, s_bet_per_row, &bet) < 0) goto done;
-                if (more > bet) {
-                    if (!(item_o = PyFloat_FromDouble(more)) || PyObject_SetAttr(policy, s_bet_per_row, item_o) < 0)
-                        goto done;
-                    Py_CLEAR(item_o);
-                }
-            }
-        }
-    }
-    if (!(item_o = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_iter_s, item_o) < 0) goto done;
-    Py_CLEAR(item_o);
-    if (!(item_o = PyLong_FromLong(0)) || PyObject_SetAttr(policy, s_iter_accepted, item_o) < 0 ||
-        PyObject_SetAttr(policy, s_promised, Py_None) < 0)
-        goto done;
-    Py_CLEAR(item_o);
-    if (judged_only) {
-        result = Py_NewRef(Py_True);
-        goto done;
-    }
-    /* what the drafts added: this pass less the batch's greedy pass of its rows (a pass waits for one) */
-    double base = 0.0, measured = 0.0, scale = 1.0;
-    if (!(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) || !(greedy = PyObject_GetAttr(policy, s_greedy)) ||
-        !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
-        goto done;
-    }
-    const int has_base = batch_greedy_near(batch_greedy, greedy, rows, c_batch, c_step, &base);
-    if (has_base < 0) goto done;
-    double extra_s = fed.p[t] + rows_tab.p[proj];
-    if (pad_s != 0.0) extra_s += pad_s * (double)(rows * (1 + most) - fed_n);
-    /* MeasuredCosts._scale: how much dearer a real greedy pass of these rows is than the calibration's (1 to 4) */
-    const int real_only = truth_attr(policy, s_real_tokens_only);
-    if (real_only < 0) goto done;
-    if (real_only) {
-        int has = has_base;
-        measured = base;
-        if (!has && (has = run_greedy_near(greedy, rows, &measured)) < 0) goto done;
-        if (has) scale = scale_of(measured, rows, c_batch, c_step);
-    }
-    const double predicted = extra_s * scale;
-    if (predicted <= 0) {
-        result = Py_NewRef(Py_True);
-        goto done;
-    }
-    if (!has_base) { /* (kept for the batch's first greedy pass of about as many rows: observe_greedy_pass) */
-        PyObject *pending = PyObject_GetAttr(policy, s_pending), *fresh = PyList_New(0), *waiting;
-        int rc = -1;
-        Py_CLEAR(key);
-        if (pending && fresh && PyDict_Check(pending) && (key = PyLong_FromLong(rows)) &&
-            (waiting = PyDict_SetDefault(pending, key, fresh)) && (item_o = Py_BuildValue("(dd)", predicted, seconds)))
-            rc = PyList_Append(waiting, item_o);
-        if (rc < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the pending passes must be a dict");
-        Py_XDECREF(pending);
-        Py_XDECREF(fresh);
-        if (rc < 0) goto done;
-    } else {
-        Py_CLEAR(key);
-        PyObject *pred_o = PyFloat_FromDouble(predicted), *seen_o = PyFloat_FromDouble(seconds - base), *none;
-        if (!(key = PyLong_FromLong(rows)) || !pred_o || !seen_o ||
-            !(none = PyObject_CallMethodObjArgs(policy, s_fit_batch, key, pred_o, seen_o, NULL))) {
-            Py_XDECREF(pred_o);
-            Py_XDECREF(seen_o);
-            goto done;
-        }
-        Py_DECREF(none);
-        Py_DECREF(pred_o);
-        Py_DECREF(seen_o);
-    }
-    result = Py_NewRef(Py_True);
-done:
-    doubles_close(&fed);
-    doubles_close(&rows_tab);
-    Py_XDECREF(cost);
-    Py_XDECREF(fed_list);
-    Py_XDECREF(extras);
-    Py_XDECREF(key);
-    Py_XDECREF(pp);
-    Py_XDECREF(promised);
-    Py_XDECREF(judged);
-    Py_XDECREF(realized);
-    Py_XDECREF(batch_greedy);
-    Py_XDECREF(greedy);
-    Py_XDECREF(item_o);
-    return result;
-}
-
 /* fit_add(fit, predicted, seen): measured_costs._ExtraFit.add on a fit's slots (decay, sums, line): the batch-1 loop
    counts a drafted pass with it (its arithmetic took 2-3 us a pass in Python). Returns the new line. */
-static PyObject *fit_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "fit_add(fit, predicted, seen)");
-        return NULL;
-    }
-    PyObject *fit = args[0], *decay_o = NULL, *sums_o = NULL, *line_o = NULL, *sums = NULL, *line = NULL;
+static PyObject *fit_line_add(PyObject *fit, const double x, double seen) {
+    PyObject *decay_o = NULL, *sums_o = NULL, *line_o = NULL, *sums = NULL, *line = NULL;
     double d, v[5], l[2];
-    const double x = PyFloat_AsDouble(args[1]);
-    double seen = PyFloat_AsDouble(args[2]);
-    if (PyErr_Occurred()) return NULL;
     if (!(decay_o = PyObject_GetAttrString(fit, "decay")) || !(sums_o = PyObject_GetAttrString(fit, "sums")) ||
         !(line_o = PyObject_GetAttrString(fit, "line")))
         goto done;
@@ -1434,16 +1254,462 @@ done:
     return line;
 }
 
+static PyObject *fit_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "fit_add(fit, predicted, seen)");
+        return NULL;
+    }
+    const double x = PyFloat_AsDouble(args[1]), seen = PyFloat_AsDouble(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    return fit_line_add(args[0], x, seen);
+}
+
+/* BatchedChoice._judge_batch_pass: a drafted pass of `rows` rows that took `seconds` with `sum` draft tokens against
+   what its choice promised, where a choice of as many rows made one (its judged sums fade by `fade` a pass,
+   _JUDGED_FADE; a pass that gave `kept` of its promise, _BET_KEPT, lets later bets grow); then the next iteration's
+   clock and accepted tokens start from 0 and the promise is spent. 0, or -1 an error. */
+static int judge_pass(PyObject *policy, long rows, double seconds, long sum, double fade, double kept) {
+    PyObject *promised = NULL, *judged = NULL, *realized = NULL, *key = NULL, *item_o = NULL;
+    int rc = -1;
+    if (!(promised = PyObject_GetAttr(policy, s_promised))) goto done;
+    if (promised != Py_None) {
+        if (!PyTuple_Check(promised) || PyTuple_GET_SIZE(promised) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a promise must be a (rows, rate, seconds, tokens) tuple");
+            goto done;
+        }
+        const long p_rows = PyLong_AsLong(PyTuple_GET_ITEM(promised, 0));
+        if (p_rows == -1 && PyErr_Occurred()) goto done;
+        if (p_rows == rows) {
+            long accepted;
+            double iter_s, p[3], sums[4], bet;
+            if (int_attr(policy, s_iter_accepted, &accepted) < 0 || double_attr(policy, s_iter_s, &iter_s) < 0)
+                goto done;
+            for (int i = 0; i < 3; i++)
+                if ((p[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(promised, i + 1))) == -1.0 && PyErr_Occurred()) goto done;
+            const long got = rows + accepted;
+            const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
+            const double expected = p[2], promised_s = p[2] / p[0];
+            /* BatchedChoice._judge: sums that fade by `fade` a pass, from one pass that kept its promise */
+            if (!(judged = PyObject_GetAttr(policy, s_judged)) || !(realized = PyObject_GetAttr(policy, s_realized)) ||
+                !PyDict_Check(judged) || !PyDict_Check(realized)) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the judged sums must be dicts");
+                goto done;
+            }
+            if (!(key = PyLong_FromLong(bit_length(rows)))) goto done;
+            PyObject *had = PyDict_GetItemWithError(judged, key);
+            if (!had && PyErr_Occurred()) goto done;
+            if (had) {
+                if (!PyTuple_Check(had) || PyTuple_GET_SIZE(had) != 4) {
+                    PyErr_SetString(PyExc_TypeError, "judged sums must be 4-tuples");
+                    goto done;
+                }
+                for (int i = 0; i < 4; i++)
+                    if ((sums[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(had, i))) == -1.0 && PyErr_Occurred()) goto done;
+            } else {
+                sums[0] = sums[1] = expected;
+                sums[2] = sums[3] = promised_s;
+            }
+            const double n0 = fade * sums[0] + (double)got, n1 = fade * sums[1] + expected,
+                         n2 = fade * sums[2] + spent, n3 = fade * sums[3] + promised_s;
+            if (!(item_o = Py_BuildValue("(dddd)", n0, n1, n2, n3)) || PyDict_SetItem(judged, key, item_o) < 0)
+                goto done;
+            Py_CLEAR(item_o);
+            if (!(item_o = PyFloat_FromDouble((n0 / n1) * (n3 / n2))) || PyDict_SetItem(realized, key, item_o) < 0)
+                goto done;
+            Py_CLEAR(item_o);
+            if (ratio >= kept) {
+                const double more = (double)(2 * sum) / (double)rows;
+                if (double_attr(policy, s_bet_per_row, &bet) < 0) goto done;
+                if (more > bet) {
+                    if (!(item_o = PyFloat_FromDouble(more)) || PyObject_SetAttr(policy, s_bet_per_row, item_o) < 0)
+                        goto done;
+                    Py_CLEAR(item_o);
+                }
+            }
+        }
+    }
+    if (!(item_o = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_iter_s, item_o) < 0) goto done;
+    Py_CLEAR(item_o);
+    if (!(item_o = PyLong_FromLong(0)) || PyObject_SetAttr(policy, s_iter_accepted, item_o) < 0 ||
+        PyObject_SetAttr(policy, s_promised, Py_None) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(promised);
+    Py_XDECREF(judged);
+    Py_XDECREF(realized);
+    Py_XDECREF(key);
+    Py_XDECREF(item_o);
+    return rc;
+}
+
+/* MeasuredCosts.observe_pass for a drafted pass of two rows or more on a fused pass (a CPU's), its common way: the
+   pass judged against what its choice promised (judge_pass), and what its drafts added beyond the calibration's
+   prediction, against this batch's greedy pass of its rows, handed to the batch's fit (_fit_batch, a Python call: one
+   pass in a few) or kept for the batch's first greedy pass (_pending). `sum` draft tokens, the widest `most`, `pp` the
+   rows the pass projected as counted (-1: not counted). 1 observed, 0 nothing changed where the Python method observes
+   the pass (a padded pass, the tables of its rows not made for the policy's cost or too short), -1 an error. */
+static int observe_fused_pass(PyObject *policy, double seconds, long rows, long sum, long most, long pp, double fade,
+                              double kept) {
+    PyObject *cost = NULL, *fed_list = NULL, *extras = NULL, *key = NULL, *batch_greedy = NULL, *greedy = NULL,
+             *item_o = NULL;
+    Doubles fed = {0}, rows_tab = {0};
+    long c_batch = 0, proj = sum;
+    double c_step = 0.0, pad_s = 0.0;
+    const long t = sum, fed_n = rows + sum;
+    int judged_only = 0, rc = -1;
+    const int fused_on = truth_attr(policy, s_rows_fused);
+    if (fused_on <= 0) return fused_on;
+    /* what is read before anything changes: the cost, the tables */
+    if (!(cost = PyObject_GetAttr(policy, s_last))) goto done;
+    if (pp >= 0 && pp < proj) proj = pp;
+    judged_only = cost == Py_None;
+    if (!judged_only) {
+        double last;
+        if (int_attr(cost, s_batch, &c_batch) < 0 || double_attr(cost, s_step_s, &c_step) < 0 ||
+            double_attr(cost, s_pad_s, &pad_s) < 0 || !(fed_list = PyObject_GetAttr(cost, s_fed)))
+            goto done;
+        if (!PyList_Check(fed_list) || !PyList_GET_SIZE(fed_list)) {
+            PyErr_SetString(PyExc_TypeError, "a cost's fed tokens must be a non-empty list");
+            goto done;
+        }
+        if (number_at(fed_list, PyList_GET_SIZE(fed_list) - 1, &last) < 0) goto done;
+        /* (past the measured passes the prediction is a straight line out: not fitted) */
+        judged_only = (double)(fed_n + (c_batch - rows > 0 ? c_batch - rows : 0)) > 1.5 * last;
+    }
+    if (!judged_only) {
+        if (!(extras = PyObject_GetAttr(policy, s_extras)) || !(key = PyLong_FromLong(rows))) goto done;
+        PyObject *entry = PyDict_Check(extras) ? PyDict_GetItemWithError(extras, key) : NULL;
+        if (!entry && PyErr_Occurred()) goto done;
+        if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 0) != cost) {
+            rc = 0;
+            goto done;
+        }
+        if (doubles_open(PyTuple_GET_ITEM(entry, 1), &fed) < 0 ||
+            doubles_open(PyTuple_GET_ITEM(entry, 2), &rows_tab) < 0)
+            goto done;
+        if (fed.n <= t || rows_tab.n <= t) { /* (the Python method extends them) */
+            rc = 0;
+            goto done;
+        }
+    }
+    if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0 || judge_pass(policy, rows, seconds, sum, fade, kept) < 0)
+        goto done;
+    if (judged_only) {
+        rc = 1;
+        goto done;
+    }
+    /* what the drafts added: this pass less the batch's greedy pass of its rows (a pass waits for one) */
+    double base = 0.0, measured = 0.0, scale = 1.0;
+    if (!(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) || !(greedy = PyObject_GetAttr(policy, s_greedy)) ||
+        !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
+        goto done;
+    }
+    const int has_base = batch_greedy_near(batch_greedy, greedy, rows, c_batch, c_step, &base);
+    if (has_base < 0) goto done;
+    double extra_s = fed.p[t] + rows_tab.p[proj];
+    if (pad_s != 0.0) extra_s += pad_s * (double)(rows * (1 + most) - fed_n);
+    /* MeasuredCosts._scale: how much dearer a real greedy pass of these rows is than the calibration's (1 to 4) */
+    const int real_only = truth_attr(policy, s_real_tokens_only);
+    if (real_only < 0) goto done;
+    if (real_only) {
+        int has = has_base;
+        measured = base;
+        if (!has && (has = run_greedy_near(greedy, rows, &measured)) < 0) goto done;
+        if (has) scale = scale_of(measured, rows, c_batch, c_step);
+    }
+    const double predicted = extra_s * scale;
+    if (predicted <= 0) {
+        rc = 1;
+        goto done;
+    }
+    Py_CLEAR(key);
+    if (!(key = PyLong_FromLong(rows))) goto done;
+    if (!has_base) { /* (kept for the batch's first greedy pass of about as many rows: observe_greedy_pass) */
+        PyObject *pending = PyObject_GetAttr(policy, s_pending), *fresh = PyList_New(0), *waiting;
+        int added = -1;
+        if (pending && fresh && PyDict_Check(pending) && (waiting = PyDict_SetDefault(pending, key, fresh)) &&
+            (item_o = Py_BuildValue("(dd)", predicted, seconds)))
+            added = PyList_Append(waiting, item_o);
+        if (added < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the pending passes must be a dict");
+        Py_XDECREF(pending);
+        Py_XDECREF(fresh);
+        if (added < 0) goto done;
+    } else {
+        PyObject *pred_o = PyFloat_FromDouble(predicted), *seen_o = PyFloat_FromDouble(seconds - base), *none = NULL;
+        if (pred_o && seen_o) none = PyObject_CallMethodObjArgs(policy, s_fit_batch, key, pred_o, seen_o, NULL);
+        Py_XDECREF(pred_o);
+        Py_XDECREF(seen_o);
+        if (!none) goto done;
+        Py_DECREF(none);
+    }
+    rc = 1;
+done:
+    doubles_close(&fed);
+    doubles_close(&rows_tab);
+    Py_XDECREF(cost);
+    Py_XDECREF(fed_list);
+    Py_XDECREF(extras);
+    Py_XDECREF(key);
+    Py_XDECREF(batch_greedy);
+    Py_XDECREF(greedy);
+    Py_XDECREF(item_o);
+    return rc;
+}
+
+/* a drafted batch's draft lengths (a list of ints): their sum, the widest, whether any drafted. 0, or -1 an error */
+static int drafted_of(PyObject *drafted, long *sum, long *most, int *any) {
+    if (!PyList_Check(drafted)) {
+        PyErr_SetString(PyExc_TypeError, "drafted must be a list");
+        return -1;
+    }
+    *sum = *most = 0;
+    *any = 0;
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(drafted); r++) {
+        const long k = PyLong_AsLong(PyList_GET_ITEM(drafted, r));
+        if (k == -1 && PyErr_Occurred()) return -1;
+        *sum += k;
+        *any |= k != 0;
+        if (r == 0 || k > *most) *most = k;
+    }
+    return 0;
+}
+
+/* observe_fused(policy, seconds, drafted, fade, kept): MeasuredCosts.observe_pass for a drafted pass of two rows or
+   more on a fused pass (observe_fused_pass; in Python 13-24 us a pass between two passes of the C backend at B = 2 to
+   8, by a wrapper's timings), the rows it projected read from the policy's _pass_projected. Returns True, or False
+   with nothing changed where the Python method observes the pass (one row, no drafts, and as observe_fused_pass). */
+static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "observe_fused(policy, seconds, drafted, fade, kept)");
+        return NULL;
+    }
+    PyObject *policy = args[0];
+    const double seconds = PyFloat_AsDouble(args[1]), fade = PyFloat_AsDouble(args[3]),
+                 kept = PyFloat_AsDouble(args[4]);
+    long sum, most, pp = -1;
+    int any;
+    if (PyErr_Occurred() || drafted_of(args[2], &sum, &most, &any) < 0) return NULL;
+    const long rows = (long)PyList_GET_SIZE(args[2]);
+    if (rows <= 1 || !any) Py_RETURN_FALSE;
+    PyObject *pp_o = PyObject_GetAttr(policy, s_pass_projected);
+    if (!pp_o) return NULL;
+    if (pp_o != Py_None && (pp = PyLong_AsLong(pp_o)) == -1 && PyErr_Occurred()) {
+        Py_DECREF(pp_o);
+        return NULL;
+    }
+    Py_DECREF(pp_o);
+    const int rc = observe_fused_pass(policy, seconds, rows, sum, most, pp, fade, kept);
+    if (rc < 0) return NULL;
+    return PyBool_FromLong(rc);
+}
+
+/* MeasuredCosts._mean: a table's seconds at `rows` rows, a new count at once, a known one refined */
+static int mean_into(PyObject *table, long rows, double seconds) {
+    double old;
+    const int found = get_double(table, rows, &old);
+    if (found < 0) return -1;
+    PyObject *key = PyLong_FromLong(rows), *val = PyFloat_FromDouble(found ? 0.8 * old + 0.2 * seconds : seconds);
+    const int rc = key && val ? PyDict_SetItem(table, key, val) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(val);
+    return rc;
+}
+
+/* MeasuredCosts._observe_row_pass: a batch's last row's pass, `k` draft tokens (the pass judged where its choice
+   promised; a greedy one refines the greedy step at one row; a drafted one, what the drafts added beyond the
+   calibration's prediction, into the batch-1 fit). 0, or -1 an error. */
+static int observe_row_pass(PyObject *policy, double seconds, long k, double fade, double kept) {
+    PyObject *promised = PyObject_GetAttr(policy, s_promised), *greedy = NULL, *cost = NULL, *table = NULL,
+             *fit = NULL, *line = NULL;
+    int rc = -1;
+    if (!promised) return -1;
+    const int judge = promised != Py_None;
+    Py_DECREF(promised);
+    if (judge && judge_pass(policy, 1, seconds, k, fade, kept) < 0) return -1;
+    if (!(greedy = PyObject_GetAttr(policy, s_greedy))) return -1;
+    if (!PyDict_Check(greedy)) {
+        PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
+        goto done;
+    }
+    if (!k) {
+        rc = mean_into(greedy, 1, seconds);
+        goto done;
+    }
+    if (!(cost = PyObject_GetAttr(policy, s_cost))) goto done;
+    rc = 0;
+    if (cost == Py_None) goto done;
+    rc = -1;
+    long horizon;
+    double predicted, base;
+    if (int_attr(policy, s_horizon, &horizon) < 0 || !(table = PyObject_GetAttr(policy, s_table))) goto done;
+    if (!PyList_Check(table)) {
+        PyErr_SetString(PyExc_TypeError, "the predicted passes must be a list");
+        goto done;
+    }
+    if (number_at(table, k < horizon ? k : horizon, &predicted) < 0) goto done;
+    rc = 0;
+    if (!(predicted > 0)) goto done;
+    rc = -1;
+    const int found = get_double(greedy, 1, &base);
+    if (found < 0 || (!found && double_attr(cost, s_step_s, &base) < 0)) goto done;
+    const double seen = 0.0 > seconds - base ? 0.0 : seconds - base; /* (max(seconds - base, 0.0)) */
+    if (!(fit = PyObject_GetAttr(policy, s_fit)) || !(line = fit_line_add(fit, predicted, seen))) goto done;
+    if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a fit's line must be a pair");
+        goto done;
+    }
+    if (PyObject_SetAttr(policy, s_extra_fixed, PyTuple_GET_ITEM(line, 0)) < 0 ||
+        PyObject_SetAttr(policy, s_extra_factor, PyTuple_GET_ITEM(line, 1)) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(greedy);
+    Py_XDECREF(cost);
+    Py_XDECREF(table);
+    Py_XDECREF(fit);
+    Py_XDECREF(line);
+    return rc;
+}
+
+/* a long attribute set from C */
+static int set_long(PyObject *obj, PyObject *name, long value) {
+    PyObject *x = PyLong_FromLong(value);
+    const int rc = x ? PyObject_SetAttr(obj, name, x) : -1;
+    Py_XDECREF(x);
+    return rc;
+}
+
+/* AcceptanceCounts.observe_rows on the policy's own counts: count_core's loop over every row, the policy's tallies
+   (accepted tokens, version, stale, deepest positions) read and written here, its rates refreshed (a Python call)
+   where count_core stops for that. *projected: the positions past their first the pass projected. 0, or -1 */
+static int count_policy_rows(PyObject *policy, PyObject *states, PyObject *asked, long *projected) {
+    PyObject *lists_o[4] = {NULL, NULL, NULL, NULL}, *reach = NULL;
+    PyObject *const names[4] = {s_ends, s_gots, s_ends_first, s_gots_first};
+    long horizon, stale, version, iter_accepted, fold_top, deepest_all;
+    int rc = -1;
+    const Py_ssize_t n = PyList_GET_SIZE(states);
+    *projected = 0;
+    if (int_attr(policy, s_horizon, &horizon) < 0) return -1;
+    Py_ssize_t r = 0;
+    while (r < n) {
+        double reach_1;
+        for (int i = 0; i < 4; i++)
+            if (!(lists_o[i] = PyObject_GetAttr(policy, names[i]))) goto done;
+        if (lists(lists_o, 4) < 0 || int_attr(policy, s_stale, &stale) < 0 || !(reach = PyObject_GetAttr(policy, s_reach)))
+            goto done;
+        if (!PyList_Check(reach) || number_at(reach, 1, &reach_1) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the counts by position must be a list");
+            goto done;
+        }
+        long accepted = 0, counted = 0, deepest = 0, proj = 0;
+        if (count_core(states, asked, &r, horizon, lists_o[0], lists_o[1], lists_o[2], lists_o[3], &stale, reach_1,
+                       &accepted, &counted, &deepest, &proj) < 0)
+            goto done;
+        *projected += proj;
+        if (int_attr(policy, s_iter_accepted, &iter_accepted) < 0 || int_attr(policy, s_version, &version) < 0 ||
+            set_long(policy, s_iter_accepted, iter_accepted + accepted) < 0 ||
+            set_long(policy, s_version, version + counted) < 0 || set_long(policy, s_stale, stale) < 0 ||
+            int_attr(policy, s_fold_top, &fold_top) < 0)
+            goto done;
+        if (deepest > fold_top) {
+            if (set_long(policy, s_fold_top, deepest) < 0 || int_attr(policy, s_deepest, &deepest_all) < 0 ||
+                (deepest > deepest_all && set_long(policy, s_deepest, deepest) < 0))
+                goto done;
+        }
+        for (int i = 0; i < 4; i++) Py_CLEAR(lists_o[i]);
+        Py_CLEAR(reach);
+        if (counted && 4.0 * (double)stale >= reach_1) {
+            PyObject *none = PyObject_CallMethodNoArgs(policy, s_refresh);
+            if (!none) goto done;
+            Py_DECREF(none);
+        }
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < 4; i++) Py_XDECREF(lists_o[i]);
+    Py_XDECREF(reach);
+    return rc;
+}
+
+/* the rows a pass projected past their first, as counted, kept for the pass's observation (_pass_projected) */
+static int keep_projected(PyObject *policy, long projected) {
+    PyObject *x = PyLong_FromLong(projected);
+    const int rc = x ? PyObject_SetAttr(policy, s_pass_projected, x) : -1;
+    Py_XDECREF(x);
+    return rc;
+}
+
+/* count_batch(policy, states, asked): AcceptanceCounts.observe_rows (count_policy_rows), the rows the pass projected
+   kept for its observation */
+static PyObject *count_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    long projected;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "count_batch(policy, states, asked)");
+        return NULL;
+    }
+    if (lists(args + 1, 2) < 0) return NULL;
+    if (PyList_GET_SIZE(args[2]) != PyList_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
+        return NULL;
+    }
+    if (count_policy_rows(args[0], args[1], args[2], &projected) < 0 || keep_projected(args[0], projected) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* observe_batch(policy, states, asked, seconds, drafted, fade, kept): a batched pass's rows counted
+   (AcceptanceCounts.observe_rows) and the pass observed (MeasuredCosts.observe_pass; `seconds` None: not observed, a
+   batch's first pass) in one call between two passes: two calls, each reading the policy's state cold after the
+   pass, took 10-11 and 6-10 us at B = 2 on the C backend. The pass of a batch's last row and a drafted fused pass of
+   two rows or more are observed here; True, or False where the rows are counted and the Python method is to observe
+   the pass (no drafts, a padded pass, tables not made for the cost or too short). */
+static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "observe_batch(policy, states, asked, seconds, drafted, fade, kept)");
+        return NULL;
+    }
+    PyObject *policy = args[0], *states = args[1], *asked = args[2];
+    const double fade = PyFloat_AsDouble(args[5]), kept = PyFloat_AsDouble(args[6]);
+    if (PyErr_Occurred() || lists(args + 1, 2) < 0) return NULL;
+    if (PyList_GET_SIZE(asked) != PyList_GET_SIZE(states)) {
+        PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
+        return NULL;
+    }
+    long projected, sum, most;
+    int any;
+    if (count_policy_rows(policy, states, asked, &projected) < 0) return NULL;
+    if (args[3] == Py_None) { /* (what observe_rows leaves for the pass's observation) */
+        if (keep_projected(policy, projected) < 0) return NULL;
+        Py_RETURN_TRUE;
+    }
+    const double seconds = PyFloat_AsDouble(args[3]);
+    if (PyErr_Occurred() || drafted_of(args[4], &sum, &most, &any) < 0) return NULL;
+    const long rows = (long)PyList_GET_SIZE(args[4]);
+    int rc = 0;
+    if (rows == 1) {
+        if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0) return NULL;
+        rc = observe_row_pass(policy, seconds, sum, fade, kept) < 0 ? -1 : 1;
+    } else if (any) {
+        rc = observe_fused_pass(policy, seconds, rows, sum, most, projected, fade, kept);
+    }
+    if (rc < 0) return NULL;
+    if (!rc && keep_projected(policy, projected) < 0) return NULL; /* (the Python method observes the pass) */
+    return PyBool_FromLong(rc);
+}
+
 static PyMethodDef methods[] = {
     {"count_sentence", (PyCFunction)(void (*)(void))count_sentence, METH_FASTCALL, "count a sentence's iteration"},
     {"best_length", (PyCFunction)(void (*)(void))best_length, METH_FASTCALL, "a sentence's next draft length"},
     {"choose_fused", (PyCFunction)(void (*)(void))choose_fused, METH_FASTCALL, "a batch's draft lengths"},
     {"fit_add", (PyCFunction)(void (*)(void))fit_add, METH_FASTCALL, "count a drafted pass in a fit"},
-    {"count_rows", (PyCFunction)(void (*)(void))count_rows, METH_FASTCALL, "count a batched pass's rows"},
+    {"count_batch", (PyCFunction)(void (*)(void))count_batch, METH_FASTCALL, "count a batched pass's rows"},
     {"choose_priced", (PyCFunction)(void (*)(void))choose_priced, METH_FASTCALL, "a batch's terms and choice"},
     {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL, "add observations to the counts by position"},
     {"rates", (PyCFunction)(void (*)(void))rates, METH_FASTCALL, "the rates by position from the counts"},
     {"observe_fused", (PyCFunction)(void (*)(void))observe_fused, METH_FASTCALL, "observe a drafted fused pass"},
+    {"observe_batch", (PyCFunction)(void (*)(void))observe_batch, METH_FASTCALL, "count a batched pass, observe it"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1470,7 +1736,12 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_horizon, "horizon"}, {&s_line, "line"}, {&s_fed, "fed"},
                  {&s_rows_fused, "_rows_fused"}, {&s_last, "_last"}, {&s_pass_projected, "_pass_projected"},
                  {&s_promised, "_promised"}, {&s_iter_accepted, "_iter_accepted"}, {&s_iter_s, "_iter_s"},
-                 {&s_judged, "_judged"}, {&s_pending, "_pending"}, {&s_fit_batch, "_fit_batch"}};
+                 {&s_judged, "_judged"}, {&s_pending, "_pending"}, {&s_fit_batch, "_fit_batch"},
+                 {&s_cost, "cost"}, {&s_table, "_table"}, {&s_fit, "_fit"}, {&s_ends, "_ends"}, {&s_gots, "_gots"},
+                 {&s_ends_first, "_ends_first"}, {&s_gots_first, "_gots_first"}, {&s_stale, "_stale"},
+                 {&s_reach, "reach"}, {&s_version, "_version"}, {&s_fold_top, "_fold_top"},
+                 {&s_deepest, "_deepest"}, {&s_refresh, "_refresh"}, {&s_skipped_s, "_skipped_s"},
+                 {&s_observe_read, "_observe_read"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);

@@ -250,6 +250,22 @@ class BatchedChoice:
             return
         super().observe_pass(seconds, drafted)
 
+    def observe_batch_pass(self, states, asked: Sequence[int], seconds: Optional[float],
+                           drafted: Sequence[int]) -> None:
+        """:meth:`observe_rows` then, unless ``seconds`` is None (a batch's first pass, which also allocates its
+        caches), :meth:`observe_pass`: in one C call where the compiled choices are at hand (``native/choice.c``'s
+        ``observe_batch``: the counting, a batch's last row's pass, a drafted fused pass of two rows or more; the
+        same numbers), the pass in Python where the C hands it back."""
+        native = self._native
+        if native is None:
+            self.observe_rows(states, asked)
+        elif native.observe_batch(self, states if type(states) is list else list(states),
+                                  asked if type(asked) is list else list(asked), seconds,
+                                  drafted if type(drafted) is list else list(drafted), _JUDGED_FADE, _BET_KEPT):
+            return
+        if seconds is not None:
+            super().observe_pass(seconds, drafted)
+
     def _observe_read(self, seconds: float) -> None:
         """A batched choice on a fused pass took ``seconds`` per position it read (its setup included: it read at least
         ``_READ_AT_LEAST``)."""
@@ -344,13 +360,18 @@ class BatchedChoice:
         if module is not None:
             # (the terms below and the choice, in one C call: made in Python, the terms took 20-25 us of a 35 us
             # choice at B = 2 on the C backend)
+            # (a chosen draft's promise and time per position read are kept in C too: only its lengths come back)
             if not isinstance(states, list):
                 states = list(states)
-            got = module.choose_priced(self, states, cost, B)
+            got = module.choose_priced(self, states, cost, B, t0, _READ_AT_LEAST)
+            if type(got) is list:
+                return got
             if got[0] < 0:  # (no greedy pass measured near B rows yet, or tables to make first: the helper asks again)
-                got = native_choice.choose_priced(module, self, states, cost, B)
+                got = native_choice.choose_priced(module, self, states, cost, B, t0, _READ_AT_LEAST)
                 if got is None:
                     return [0] * B
+                if type(got) is list:
+                    return got
             best_t, n, rate, expected, read, limits, (fixed, factor, step, *_) = got
             if read >= _READ_AT_LEAST:
                 self._observe_read((time.perf_counter() - t0) / read)

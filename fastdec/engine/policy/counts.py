@@ -29,27 +29,11 @@ class AcceptanceCounts:
         pass projected (for :meth:`observe_pass`'s prediction)."""
         native, horizon = self._native, self.horizon
         if native is not None:
-            # the loop in C (native/choice.c's count_rows, a sentence's first counts made there too): it counts rows
-            # until a refresh of the rates is due, and this does what _count does beside that (the refresh), then
-            # hands over the rows left. (In Python the loop cost 3-4 us a row, and a sentence's first count 8-9 us;
-            # a method of its own for this, a call more between two passes, 2-3 us.)
-            states = states if isinstance(states, list) else list(states)
-            asked = asked if isinstance(asked, list) else list(asked)
-            r, n, self._pass_projected = 0, len(states), 0
-            while r < n:
-                r, accepted, counted, deepest, stale, projected = native.count_rows(
-                    states, asked, r, horizon, self._ends, self._gots, self._ends_first, self._gots_first,
-                    self._stale, self.reach[1])
-                self._pass_projected += projected
-                self._iter_accepted += accepted
-                self._version += counted
-                self._stale = stale
-                if deepest > self._fold_top:
-                    self._fold_top = deepest
-                    if deepest > self._deepest:
-                        self._deepest = deepest
-                if counted and 4 * stale >= self.reach[1]:
-                    self._refresh()
+            # the loop in C (native/choice.c's count_batch, a sentence's first counts made there too, the rates
+            # refreshed by a call of _refresh where due). In Python the loop cost 3-4 us a row, and a sentence's first
+            # count 8-9 us.
+            native.count_batch(self, states if type(states) is list else list(states),
+                               asked if type(asked) is list else list(asked))
             return
         projected = 0
         for st, n in zip(states, asked):

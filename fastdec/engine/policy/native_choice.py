@@ -24,9 +24,9 @@ _LOADED: dict = {}  # "module": the extension module, or None where it cannot be
 
 
 def choice_module():
-    """The compiled choices (``choose_priced``, ``choose_fused``, ``count_rows``, ``observe_fused``, ``count_sentence``,
-    ``best_length``, ``fit_add``), or None where they cannot be built (said once, at debug level: the Python code
-    decides)."""
+    """The compiled choices (``choose_priced``, ``choose_fused``, ``count_batch``, ``observe_fused``,
+    ``observe_batch``, ``count_sentence``, ``best_length``, ``fit_add``, ``fold``, ``rates``), or None where they
+    cannot be built (said once, at debug level: the Python code decides)."""
     if "module" in _LOADED:
         return _LOADED["module"]
     include = sysconfig.get_paths().get("include")
@@ -65,16 +65,18 @@ def choose_fused(module, policy, states, limits: Sequence[int], cost, B: int, pa
         tables = _tables(policy, cost, B, got[1])  # too short: extended as far as the choice read, asked again
 
 
-def choose_priced(module, policy, states, cost, B: int):
+def choose_priced(module, policy, states, cost, B: int, *kept):
     """:meth:`~fastdec.engine.policy.batched_choice.BatchedChoice.choose_batch`'s priced choice on a fused pass with
     its terms made in C (the rows' limits, and the greedy pass, line, scale and bar it is priced with): ``(positions
     taken, draft lengths, tokens per second promised, tokens expected, positions read, limits, (the drafted pass's
     fixed part, its factor, a greedy pass, the bar, the floor, a first bet's tokens))``, or None where no greedy pass
-    of about ``B`` rows was measured yet."""
+    of about ``B`` rows was measured yet. With ``kept`` -- the choice's start (a ``time.perf_counter()`` reading) and
+    the positions read from which its time per position is measured -- a chosen draft's promise is kept in the policy
+    and only its draft lengths are returned (a list)."""
     states = states if isinstance(states, list) else list(states)
     while True:
-        got = module.choose_priced(policy, states, cost, B)
-        if got[0] >= 0:
+        got = module.choose_priced(policy, states, cost, B, *kept)
+        if type(got) is list or got[0] >= 0:
             return got
         if got[0] == -2:
             return None
