@@ -338,6 +338,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             js = [len(st.prefix) - 1 for st in act]
             drafts: List[List[int]] = [[] for _ in act]
             t0 = clock()
+            start_s = drafter_s = None  # (the drafter's start and call, shown to the policy after the pass)
+            started = drafted_rows = 0
             held = policy is not None and drafter is not None and policy.take_held_step(len(act))
             if held:  # a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
                 owed += 1
@@ -362,18 +364,11 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                             drafter.start_batch(new)
                             for st in new:
                                 st.extra["drafter_started"] = True
-                            start_s = timer.lap("drafter")
-                            t0 = clock()
-                            policy.observe_start(start_s, len(new))
-                            policy_s += clock() - t0
+                            start_s, started = timer.lap("drafter"), len(new)
                     proposals = drafter.propose_batch([act[r] for r in want])
                     for r, p in zip(want, proposals):
                         drafts[r] = truncate_draft(p, act[r].max_draft, eos, pad, V)
-                    drafter_s = timer.lap("drafter")
-                    if policy is not None:
-                        t0 = clock()
-                        policy.observe_drafter(drafter_s, len(want))
-                        policy_s += clock() - t0
+                    drafter_s, drafted_rows = timer.lap("drafter"), len(want)
             # what each row was asked for (an empty proposal where a draft was asked counts as a rejected first token)
             asked = [st.max_draft for st in act] if policy is not None and drafter is not None and not held else None
             wait = (_waiting_rows(bver, act) if policy is not None and (held or not any(asked or ())) else None
@@ -400,9 +395,11 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             if asked is not None:
                 # the rows are counted after the pass's time is taken: counted inside it (32 rows, ~0.1 ms beside a
                 # 0.4-1 ms pass of the C backend) they made every drafted pass look dearer than a greedy one. (A
-                # batch's first pass also allocates its caches: not observed.)
+                # batch's first pass also allocates its caches: not observed.) The drafter's start and call are shown
+                # in the same call: nothing reads them before
                 t0 = clock()
-                policy.observe_batch_pass(act, asked, None if first else verify_s, [len(d) for d in drafts])
+                policy.observe_batch_pass(act, asked, None if first else verify_s, [len(d) for d in drafts], start_s,
+                                          started, drafter_s, drafted_rows)
                 held_rows = 0
                 policy_s += clock() - t0
             elif policy is not None and not first:

@@ -262,10 +262,10 @@ class PassLog(CostAwarePolicy):
         self.passes.append(len(drafted))
         super().observe_pass(seconds, drafted)
 
-    def observe_batch_pass(self, states, asked, seconds, drafted):  # (a drafted iteration: counted and observed)
+    def observe_batch_pass(self, states, asked, seconds, drafted, *drafter):  # (a drafted iteration: observed)
         if seconds is not None:
             self.passes.append(len(drafted))
-        super().observe_batch_pass(states, asked, seconds, drafted)
+        super().observe_batch_pass(states, asked, seconds, drafted, *drafter)
 
     def take_held_step(self, rows):
         held = super().take_held_step(rows)

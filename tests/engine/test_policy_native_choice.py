@@ -161,8 +161,8 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool, co
     """What observing pass ``p`` (:func:`drafted_pass`) leaves in a policy made for case ``c`` (:func:`_policy_for`),
     in Python or where C may observe it, and whether the C observed it. ``counted``: the pass's rows counted too, in the
     same call (``observe_batch_pass``), as ``(the share of each row's draft accepted, whether it is the batch's first
-    pass, the rows counted since the rates' last refresh, the deepest position counted before)``; None: the pass alone
-    (``observe_pass``)."""
+    pass, the rows counted since the rates' last refresh, the deepest position counted before, the drafter's start and
+    call before the pass: (seconds or None, rows) each)``; None: the pass alone (``observe_pass``)."""
     module = native_choice.choice_module()
     policy, states = _policy_for(c, (0.0, pad_s, {1, 2, 4}, {1, 3}, False), seen_before, rows)
     B = len(states)
@@ -194,17 +194,18 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool, co
         if counted is None:
             policy.observe_pass(p["seconds"], drafted)
         else:
-            share, first, policy._stale, policy._deepest = counted
+            share, first, policy._stale, policy._deepest, start, call = counted
             for st_, k in zip(states, drafted):
                 st_.last_drafted, st_.last_accepted = k, int(share * k)
-            policy.observe_batch_pass(states, limits, None if first else p["seconds"], drafted)
+            policy.observe_batch_pass(states, limits, None if first else p["seconds"], drafted, *start, *call)
     fits = {k: (fit.sums, fit.line) for k, fit in policy._batch_fits.items()}
     left = (policy._judged, policy._realized, policy._bet_per_row, policy._pending, fits, policy._iter_s,
             policy._iter_accepted, policy._promised, policy._pass_projected, policy._greedy, policy._batch_greedy,
             policy._fit.sums, policy.extra_fixed, policy.extra_factor)
     if counted is not None:
         left += tuple(getattr(policy, a) for a in ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_version",
-                                                   "_fold_top", "_deepest", "reach", "acc", "q", "q_first"))
+                                                   "_fold_top", "_deepest", "reach", "acc", "q", "q_first",
+                                                   "_drafter_s", "_start_s"))
         left += tuple(st_.extra.get("policy_counts") for st_ in states)
     return repr(left), handled == [True]
 
@@ -227,12 +228,14 @@ def test_a_drafted_pass_observed_in_c_leaves_what_python_leaves_bit_for_bit(c, s
 @given(c=fused_case(), seen_before=st.one_of(st.none(), measured()),
        rows=st.sampled_from(["as drawn", "wide", "fewer", "one"]), p=drafted_pass(),
        counted=st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.booleans(), st.sampled_from([0, 23]),
-                         st.sampled_from([0, 3, 40])))
+                         st.sampled_from([0, 3, 40]), *[st.tuples(st.sampled_from([None, 1e-5, 3e-3]),
+                                                                  st.integers(1, 6))] * 2))
 def test_a_pass_counted_and_observed_in_one_c_call_leaves_what_python_leaves_bit_for_bit(c, seen_before, rows, p,
                                                                                          counted):
-    """A batched pass's rows counted and the pass observed in one C call (a batch's last row's pass and a drafted
-    fused pass of two rows or more observed there, the rest handed back) leave the sentences' and the input's counts,
-    rates, judged sums, fits and counters as Python's two methods leave them, bit for bit (a batch's first pass:
+    """The drafter's start and call, a batched pass's rows counted and the pass observed in one C call (a batch's last
+    row's pass and a drafted fused pass of two rows or more observed there, the rest handed back) leave the drafter's
+    costs, the sentences' and the input's counts, rates, judged sums, fits and counters as Python's four methods leave
+    them, bit for bit (a batch's first pass:
     counted, not observed; the rates refreshed where the rows counted since the last refresh come to a quarter of
     those counted)."""
     if native_choice.choice_module() is None:

@@ -980,7 +980,7 @@ static int line_of(PyObject *fit, double *fixed, double *factor) {
 }
 
 /* the value under the key of dict nearest key (measured_costs._nearest: the smaller of two as near), borrowed */
-static PyObject *nearest_value(PyObject *dict, long key) {
+static PyObject *nearest_value(PyObject *dict, long key, long *near) {
     PyObject *k, *v, *out = NULL;
     long best_d = -1, best_k = 0;
     Py_ssize_t pos = 0;
@@ -991,6 +991,7 @@ static PyObject *nearest_value(PyObject *dict, long key) {
         if (best_d < 0 || d < best_d || (d == best_d && x < best_k)) best_d = d, best_k = x, out = v;
     }
     if (!out) PyErr_SetString(PyExc_ValueError, "no key to be nearest");
+    if (near) *near = best_k;
     return out;
 }
 
@@ -1008,7 +1009,7 @@ static int batch_line(PyObject *fits, long rows, double *fixed, double *factor) 
     *fixed = 0.0;
     *factor = 1.0;
     if (!PyDict_GET_SIZE(fits)) return 0;
-    PyObject *fit = nearest_value(fits, key);
+    PyObject *fit = nearest_value(fits, key, NULL);
     double ignored;
     return fit ? line_of(fit, &ignored, factor) : -1;
 }
@@ -1135,7 +1136,7 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
     if (!found || share == 0.0) { /* (dict.get(key) or the nearest's) */
         share = 1.0;
         if (PyDict_GET_SIZE(realized)) {
-            PyObject *v = nearest_value(realized, bit_length(B));
+            PyObject *v = nearest_value(realized, bit_length(B), NULL);
             if (!v || ((share = PyFloat_AsDouble(v)) == -1.0 && PyErr_Occurred())) goto done;
         }
     }
@@ -1581,6 +1582,36 @@ static int set_long(PyObject *obj, PyObject *name, long value) {
     return rc;
 }
 
+/* MeasuredCosts._first_at_most on the policy's table `name` (its drafter's calls or starts by rows): the mean at
+   `rows`, a first call there taken at most at twice what the nearest measured count scales to (_lookup); then the
+   policy's version moves on. 0, or -1 an error */
+static int first_at_most(PyObject *policy, PyObject *name, long rows, double seconds) {
+    PyObject *table = PyObject_GetAttr(policy, name);
+    int rc = -1;
+    double old;
+    long near, version;
+    if (!table) return -1;
+    if (!PyDict_Check(table)) {
+        PyErr_SetString(PyExc_TypeError, "the drafter's costs must be a dict");
+        goto done;
+    }
+    const int found = get_double(table, rows, &old);
+    if (found < 0) goto done;
+    if (!found && PyDict_GET_SIZE(table)) {
+        double v;
+        PyObject *v_o = nearest_value(table, rows, &near);
+        if (!v_o || ((v = PyFloat_AsDouble(v_o)) == -1.0 && PyErr_Occurred())) goto done;
+        const double ratio = (double)rows / (double)near, cap = 2.0 * (v * (1.0 > ratio ? 1.0 : ratio));
+        if (cap < seconds) seconds = cap; /* (min(seconds, cap)) */
+    }
+    if (mean_into(table, rows, seconds) < 0 || int_attr(policy, s_version, &version) < 0) goto done;
+    rc = set_long(policy, s_version, version + 1);
+done:
+    Py_DECREF(table);
+    return rc;
+}
+
+
 /* AcceptanceCounts.observe_rows on the policy's own counts: count_core's loop over every row, the policy's tallies
    (accepted tokens, version, stale, deepest positions) read and written here, its rates refreshed (a Python call)
    where count_core stops for that. *projected: the positions past their first the pass projected. 0, or -1 */
@@ -1659,20 +1690,39 @@ static PyObject *count_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
-/* observe_batch(policy, states, asked, seconds, drafted, fade, kept): a batched pass's rows counted
-   (AcceptanceCounts.observe_rows) and the pass observed (MeasuredCosts.observe_pass; `seconds` None: not observed, a
-   batch's first pass) in one call between two passes: two calls, each reading the policy's state cold after the
-   pass, took 10-11 and 6-10 us at B = 2 on the C backend. The pass of a batch's last row and a drafted fused pass of
+/* observe_batch(policy, states, asked, seconds, drafted, fade, kept, start_s, start_rows, drafter_s, drafter_rows):
+   the drafter's start for `start_rows` new rows and its call for `drafter_rows` rows before the pass (observe_start,
+   observe_drafter; None: none), the pass's rows counted (AcceptanceCounts.observe_rows) and the pass observed
+   (MeasuredCosts.observe_pass; `seconds` None: not observed, a batch's first pass) in one call between two passes:
+   as four calls, each reading the policy's state cold after the pass, they took 10-11 us (the counting), 6-10 (the
+   pass) and 2-3 us each (the drafter's) at B = 2 on the C backend. The pass of a batch's last row and a drafted fused pass of
    two rows or more are observed here; True, or False where the rows are counted and the Python method is to observe
    the pass (no drafts, a padded pass, tables not made for the cost or too short). */
 static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "observe_batch(policy, states, asked, seconds, drafted, fade, kept)");
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "observe_batch(policy, states, asked, seconds, drafted, fade, kept, start_s, "
+                                         "start_rows, drafter_s, drafter_rows)");
         return NULL;
     }
     PyObject *policy = args[0], *states = args[1], *asked = args[2];
     const double fade = PyFloat_AsDouble(args[5]), kept = PyFloat_AsDouble(args[6]);
     if (PyErr_Occurred() || lists(args + 1, 2) < 0) return NULL;
+    for (int i = 7; i < 11; i += 2) { /* (the drafter's start, then its call) */
+        if (args[i] == Py_None) continue;
+        const double spent = PyFloat_AsDouble(args[i]);
+        const long rows = PyLong_AsLong(args[i + 1]);
+        if (PyErr_Occurred() || first_at_most(policy, i == 7 ? s_start_s : s_drafter_s, rows, spent) < 0) return NULL;
+        if (i == 9) { /* (a drafter call is part of the iteration's time, judged with its pass) */
+            double iter_s;
+            PyObject *x = NULL;
+            if (double_attr(policy, s_iter_s, &iter_s) < 0 || !(x = PyFloat_FromDouble(iter_s + spent)) ||
+                PyObject_SetAttr(policy, s_iter_s, x) < 0) {
+                Py_XDECREF(x);
+                return NULL;
+            }
+            Py_DECREF(x);
+        }
+    }
     if (PyList_GET_SIZE(asked) != PyList_GET_SIZE(states)) {
         PyErr_SetString(PyExc_ValueError, "asked must have one item a row");
         return NULL;

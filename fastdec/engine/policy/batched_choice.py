@@ -250,18 +250,26 @@ class BatchedChoice:
             return
         super().observe_pass(seconds, drafted)
 
-    def observe_batch_pass(self, states, asked: Sequence[int], seconds: Optional[float],
-                           drafted: Sequence[int]) -> None:
-        """:meth:`observe_rows` then, unless ``seconds`` is None (a batch's first pass, which also allocates its
-        caches), :meth:`observe_pass`: in one C call where the compiled choices are at hand (``native/choice.c``'s
-        ``observe_batch``: the counting, a batch's last row's pass, a drafted fused pass of two rows or more; the
-        same numbers), the pass in Python where the C hands it back."""
+    def observe_batch_pass(self, states, asked: Sequence[int], seconds: Optional[float], drafted: Sequence[int],
+                           start_s: Optional[float] = None, start_rows: int = 0, drafter_s: Optional[float] = None,
+                           drafter_rows: int = 0) -> None:
+        """A drafted batch iteration after its pass: the drafter's start for ``start_rows`` new rows
+        (:meth:`observe_start`) and its call for ``drafter_rows`` (:meth:`observe_drafter`; None: none), the rows
+        counted (:meth:`observe_rows`) and, unless ``seconds`` is None (a batch's first pass, which also allocates its
+        caches), the pass observed (:meth:`observe_pass`). In one C call where the compiled choices are at hand
+        (``native/choice.c``'s ``observe_batch``: the drafter's costs, the counting, a batch's last row's pass and a
+        drafted fused pass of two rows or more, the same numbers), the pass in Python where the C hands it back."""
         native = self._native
         if native is None:
+            if start_s is not None:
+                self.observe_start(start_s, start_rows)
+            if drafter_s is not None:
+                self.observe_drafter(drafter_s, drafter_rows)
             self.observe_rows(states, asked)
         elif native.observe_batch(self, states if type(states) is list else list(states),
                                   asked if type(asked) is list else list(asked), seconds,
-                                  drafted if type(drafted) is list else list(drafted), _JUDGED_FADE, _BET_KEPT):
+                                  drafted if type(drafted) is list else list(drafted), _JUDGED_FADE, _BET_KEPT,
+                                  start_s, start_rows, drafter_s, drafter_rows):
             return
         if seconds is not None:
             super().observe_pass(seconds, drafted)
