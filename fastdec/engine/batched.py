@@ -307,9 +307,11 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     timer = ModuleTimer(batch, dev, sync=sync_timing)
     clock, policy_s = time.perf_counter, 0.0  # the policy's own calls (time_modules["policy"])
     timer.start()
+    t0 = clock()
     if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
         policy.prepare(ver, B)
-        policy_s = timer.lap("other")
+        policy_s = clock() - t0
+        timer.lap("other")
     with torch.inference_mode():
         bver.start(sources)
         states = [DecodeState(
@@ -351,10 +353,11 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
                     t0 = clock()
-                    for st, n, s in zip(act, policy.choose_batch(act, ver), (stats[b] for b in active)):
-                        st.max_draft = n
-                        s.planned.append(n)
+                    chosen = policy.choose_batch(act, ver)
                     policy_s += clock() - t0
+                    for st, n, b in zip(act, chosen, active):
+                        st.max_draft = n
+                        stats[b].planned.append(n)
                     timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both are measured)
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:

@@ -175,5 +175,5 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         fast backend)."""
         if batch <= 1 and self.cost is None:
             self._cached_or_measured(verifier, 1)
-        elif batch > 1 and not any(b >= batch for b in self._costs):
+        elif batch > 1 and max(self._costs, default=0) < batch:  # (no cost measured at this many rows or more)
             self._cached_or_measured(verifier, batch)
