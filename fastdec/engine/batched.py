@@ -310,6 +310,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     t0 = clock()
     if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
         policy.prepare(ver, B)
+        choose, observe = policy.batch_calls()  # (its two calls an iteration)
         policy_s = clock() - t0
         timer.lap("other")
     with torch.inference_mode():
@@ -353,7 +354,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
                     t0 = clock()
-                    chosen = policy.choose_batch(act, ver)
+                    chosen = choose(act, ver)
                     policy_s += clock() - t0
                     for st, n, b in zip(act, chosen, active):
                         st.max_draft = n
@@ -401,8 +402,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 # batch's first pass also allocates its caches: not observed.) The drafter's start and call are shown
                 # in the same call: nothing reads them before
                 t0 = clock()
-                policy.observe_batch_pass(act, asked, None if first else verify_s, [len(d) for d in drafts], start_s,
-                                          started, drafter_s, drafted_rows)
+                observe(act, asked, None if first else verify_s, [len(d) for d in drafts], start_s, started, drafter_s,
+                        drafted_rows)
                 held_rows = 0
                 policy_s += clock() - t0
             elif policy is not None and not first:

@@ -93,3 +93,6 @@ class ReplayedChoices:
 
     observe = observe_rows = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration
     observe_batch_pass = observe_iteration
+
+    def batch_calls(self):
+        return self.choose_batch, self.observe_batch_pass

@@ -67,17 +67,39 @@ def _policy_for(c, extra, seen_before=None, rows: str = "as drawn"):
     return policy, rows_of(counts, started, limits, src_lens)
 
 
-def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn"):
+def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn", loop_s_call: bool = False,
+            tables: bool = False, situation: str = "common"):
     """The choice (draft lengths, promise, positions read as the choice measured them, a "no draft" held) of a policy
-    made for case ``c`` (:func:`_policy_for`), in Python or in C."""
+    made for case ``c`` (:func:`_policy_for`), in Python or in C; ``loop_s_call``: by the batched loop's call
+    (``batch_calls``), the batch's cost found by an earlier choice (its common case in C), and what it leaves too;
+    ``tables``: the fused tables made first (to 16 positions), as an earlier choice leaves them; ``situation``: the
+    common case, or one the method decides (a padded choice standing, a hold on, a "no draft" held, no counts yet)."""
     policy, states = _policy_for(c, extra, seen_before, rows)
     with pytest.MonkeyPatch.context() as m:
         if python:
             m.setattr(policy, "_native", None)
         seen = []
         m.setattr(policy, "_observe_read", seen.append)
-        got = policy.choose_batch(states, None)
-    return got, policy._promised and policy._promised[1::2], len(seen), policy._batch_skips
+        if loop_s_call:
+            cost = policy.batch_cost(None, len(states))
+            if tables:
+                native_choice._tables(policy, cost, len(states), 16)
+            B = len(states)
+            if situation == "standing":
+                policy._standing = (B, 2)
+            elif situation == "hold":
+                policy._batch_hold_len = policy.batch_hold = 2
+            elif situation == "held":
+                policy._batch_skips = {B.bit_length(): ((policy._version, B, False), 0, 1e-3, 1.0)}
+            elif situation == "no counts":
+                policy.reach[1] = 0
+            policy._iter_s, policy._iter_accepted, policy._skipped_s = 1e-3, 5, 2e-3
+            got = policy.batch_calls()[0](states, None)
+            left = (policy._last is cost, policy._iter_s, policy._iter_accepted, policy._batch_hold_len,
+                    policy.batch_hold, policy._standing)
+        else:
+            got, left = policy.choose_batch(states, None), ()
+    return got, policy._promised and policy._promised[1::2], len(seen), policy._batch_skips, policy._skipped_s, left
 
 
 @SETTINGS
@@ -122,6 +144,22 @@ def test_the_c_terms_are_the_python_terms_bit_for_bit(c, seen_before, rows, read
     assert _choose(c, extra, False, seen_before, rows) == _choose(c, extra, True, seen_before, rows)
 
 
+@property_settings(4)  # (cheap: a choice on a few rows)
+@given(c=fused_case(), seen_before=st.one_of(st.none(), measured()),
+       rows=st.sampled_from(["as drawn", "wide", "fewer", "one"]), read_s=st.sampled_from([0.0, 3e-6]),
+       tables=st.booleans(), situation=st.sampled_from(["common", "common", "standing", "hold", "held", "no counts"]))
+def test_the_batched_loop_s_c_call_chooses_what_the_method_chooses(c, seen_before, rows, read_s, tables, situation):
+    """The batched loop's choice call (its common case -- the batch's cost found, nothing held or standing -- in C, the
+    rest, and any other case, by the method) makes the draft lengths, promise and measurement of a position's reading that the Python
+    method makes, and resets the iteration's time and tokens, keeps the cost and counts the greedy time since the last
+    draft as the method does."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python loop makes every choice")
+    extra = (read_s, 0.0, {1, 2, 4}, {1, 3}, False)
+    assert (_choose(c, extra, False, seen_before, rows, loop_s_call=True, tables=tables, situation=situation) ==
+            _choose(c, extra, True, seen_before, rows, loop_s_call=True, tables=tables, situation=situation))
+
+
 def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):
     monkeypatch.setattr(native_choice, "_LOADED", {})
     monkeypatch.setenv("FASTDEC_NATIVE_CACHE", str(tmp_path))
@@ -129,9 +167,8 @@ def test_without_a_c_compiler_the_python_loop_chooses(tmp_path, monkeypatch):
     assert native_choice.choice_module() is None
     case = (4, [0.97] * 4, [4, 4], [None, None], [2, 3, 4, 6, 10, 18, 34, 74], [1e-3] + [1.000001e-3] * 7, 0.0,
             [True, True], [20, 20], 0.0)
-    got, promised, _, _ = _choose(case, (0.0, 0.0, {1, 2}, {1, 2}, False), False)
+    got, promised, *_ = _choose(case, (0.0, 0.0, {1, 2}, {1, 2}, False), False)
     assert got == [4, 4] and promised[0] > 0
-
 
 
 @st.composite

@@ -830,7 +830,8 @@ static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_ex
     *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line,
     *s_fed, *s_rows_fused, *s_last, *s_pass_projected, *s_promised, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending,
     *s_fit_batch, *s_cost, *s_table, *s_fit, *s_ends, *s_gots, *s_ends_first, *s_gots_first, *s_stale, *s_reach,
-    *s_version, *s_fold_top, *s_deepest, *s_refresh, *s_skipped_s, *s_observe_read;
+    *s_version, *s_fold_top, *s_deepest, *s_refresh, *s_skipped_s, *s_observe_read, *s_batch_hold_len, *s_batch_skips, *s_standing, *s_cost_for,
+    *s_choose_batch, *s_priced_in_c, *s_observe_handed_back;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = PyObject_GetAttr(obj, name);
@@ -846,6 +847,14 @@ static int truth_attr(PyObject *obj, PyObject *name) {
     const int on = x ? PyObject_IsTrue(x) : -1;
     Py_XDECREF(x);
     return on;
+}
+
+/* a long attribute set from C */
+static int set_long(PyObject *obj, PyObject *name, long value) {
+    PyObject *x = PyLong_FromLong(value);
+    const int rc = x ? PyObject_SetAttr(obj, name, x) : -1;
+    Py_XDECREF(x);
+    return rc;
 }
 
 /* MeasuredCosts._scale's bound ratio: how much dearer a real greedy pass of `rows` rows (`measured` seconds) is than
@@ -1063,19 +1072,8 @@ done:
    judgement (_promised: rows, tokens per second, the choice's seconds since t0, a time.perf_counter() reading, tokens
    expected), _skipped_s starts again -- and only the draft lengths are returned (a list): in Python, after the C call,
    it took 3-6 us of a choice between two passes at B = 2 on the C backend. */
-static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 && nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "choose_priced(policy, states, cost, B[, t0, read_at_least])");
-        return NULL;
-    }
-    PyObject *policy = args[0], *states = args[1], *cost = args[2];
-    const long B = PyLong_AsLong(args[3]);
-    if (B == -1 && PyErr_Occurred()) return NULL;
-    double t0 = 0.0;
-    long read_at_least = 0;
-    if (nargs == 6 && (((t0 = PyFloat_AsDouble(args[4])) == -1.0 && PyErr_Occurred()) ||
-                       ((read_at_least = PyLong_AsLong(args[5])) == -1 && PyErr_Occurred())))
-        return NULL;
+static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cost, long B, int keep, double t0,
+                               long read_at_least) {
     if (!PyList_Check(states) || PyList_GET_SIZE(states) != B) {
         PyErr_SetString(PyExc_ValueError, "states must be a list of B states");
         return NULL;
@@ -1175,7 +1173,7 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
         got = NULL;
         goto done;
     }
-    if (nargs == 6 && PyLong_AsLong(PyTuple_GET_ITEM(got, 0)) > 0) {
+    if (keep && PyLong_AsLong(PyTuple_GET_ITEM(got, 0)) > 0) {
         if (chosen(policy, got, B, t0, read_at_least) < 0) goto done;
         result = Py_NewRef(PyTuple_GET_ITEM(got, 1));
         goto done;
@@ -1198,6 +1196,114 @@ done:
     Py_XDECREF(q_first);
     Py_XDECREF(drafter_s);
     Py_XDECREF(start_s);
+    return result;
+}
+
+static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "choose_priced(policy, states, cost, B[, t0, read_at_least])");
+        return NULL;
+    }
+    const long B = PyLong_AsLong(args[3]);
+    double t0 = 0.0;
+    long read_at_least = 0;
+    if ((B == -1 && PyErr_Occurred()) ||
+        (nargs == 6 && (((t0 = PyFloat_AsDouble(args[4])) == -1.0 && PyErr_Occurred()) ||
+                        ((read_at_least = PyLong_AsLong(args[5])) == -1 && PyErr_Occurred()))))
+        return NULL;
+    return priced_choice(args[0], args[1], args[2], B, nargs == 6, t0, read_at_least);
+}
+
+/* whether choose_batch's common case holds for B rows (1: *cost, a new reference, the batch's cost), as the method
+   checks it: a fused pass, no hold on, no "no draft" held, no padded choice standing, counts seen, the cost found
+   already. 0 not, -1 an error */
+static int common_choice(PyObject *policy, long B, PyObject **cost) {
+    PyObject *skips = NULL, *standing = NULL, *reach = NULL, *cost_for = NULL, *key = NULL;
+    long held;
+    double seen;
+    int rc = -1, on;
+    *cost = NULL;
+    if ((on = truth_attr(policy, s_rows_fused)) < 0 || int_attr(policy, s_batch_hold_len, &held) < 0) return -1;
+    if (!on || held) return 0;
+    if (!(skips = PyObject_GetAttr(policy, s_batch_skips))) goto done;
+    if ((on = PyObject_IsTrue(skips)) != 0) {
+        rc = on < 0 ? -1 : 0;
+        goto done;
+    }
+    if (!(standing = PyObject_GetAttr(policy, s_standing)) || !(reach = PyObject_GetAttr(policy, s_reach))) goto done;
+    if (standing != Py_None) {
+        rc = 0;
+        goto done;
+    }
+    if (!PyList_Check(reach)) {
+        PyErr_SetString(PyExc_TypeError, "the counts by position must be a list");
+        goto done;
+    }
+    if (number_at(reach, 1, &seen) < 0) goto done;
+    if (seen == 0.0) { /* (the run's first draft is a probe of one row) */
+        rc = 0;
+        goto done;
+    }
+    if (!(cost_for = PyObject_GetAttr(policy, s_cost_for)) || !(key = PyLong_FromLong(B))) goto done;
+    if (!PyDict_Check(cost_for)) {
+        PyErr_SetString(PyExc_TypeError, "the costs by rows must be a dict");
+        goto done;
+    }
+    if ((*cost = PyDict_GetItemWithError(cost_for, key))) {
+        Py_INCREF(*cost);
+        rc = 1;
+    } else {
+        rc = PyErr_Occurred() ? -1 : 0;
+    }
+done:
+    Py_XDECREF(skips);
+    Py_XDECREF(standing);
+    Py_XDECREF(reach);
+    Py_XDECREF(cost_for);
+    Py_XDECREF(key);
+    return rc;
+}
+
+/* choose_batch(policy, read_at_least, states, verifier): BatchedChoice.choose_batch where its common case is decided
+   here -- the batch's cost already found for B rows (_cost_for), no held "no draft" or hold on, no padded choice
+   standing, counts seen, a fused pass -- as choose_priced(policy, states, cost, B, t0, read_at_least) after the
+   method's resets (the promise, the iteration's time and tokens) and the cost kept as the last one; a choice that
+   chose no draft, or could not choose yet, goes on in the method's _priced_in_c, and any other case in the method
+   itself. (A Python method between two passes, its frame and first lines read cold, cost 4-6 us of a choice at B = 2
+   on the C backend.) */
+static PyObject *choose_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "choose_batch(policy, read_at_least, states, verifier)");
+        return NULL;
+    }
+    PyObject *policy = args[0], *states = args[2], *verifier = args[3], *x = NULL, *cost = NULL, *got = NULL;
+    const long read_at_least = PyLong_AsLong(args[1]);
+    if (read_at_least == -1 && PyErr_Occurred()) return NULL;
+    const int common = PyList_Check(states) ? common_choice(policy, (long)PyList_GET_SIZE(states), &cost) : 0;
+    const long B = common > 0 ? (long)PyList_GET_SIZE(states) : 0;
+    if (common < 0) return NULL;
+    if (!common) return PyObject_CallMethodObjArgs(policy, s_choose_batch, states, verifier, NULL);
+    PyObject *result = NULL, *t0_o = NULL, *key = NULL;
+    if (PyObject_SetAttr(policy, s_promised, Py_None) < 0 || !(x = PyFloat_FromDouble(0.0)) ||
+        PyObject_SetAttr(policy, s_iter_s, x) < 0 || set_long(policy, s_iter_accepted, 0) < 0 ||
+        PyObject_SetAttr(policy, s_last, cost) < 0)
+        goto done;
+    Py_CLEAR(x);
+    const double t0 = perf_counter();
+    if (!(got = priced_choice(policy, states, cost, B, 1, t0, read_at_least))) goto done;
+    if (PyList_Check(got)) {
+        result = got;
+        got = NULL;
+        goto done;
+    }
+    if ((t0_o = PyFloat_FromDouble(t0)) && (key = PyLong_FromLong(bit_length(B))) && (x = PyLong_FromLong(B)))
+        result = PyObject_CallMethodObjArgs(policy, s_priced_in_c, states, cost, x, got, t0_o, key, NULL);
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(cost);
+    Py_XDECREF(got);
+    Py_XDECREF(t0_o);
+    Py_XDECREF(key);
     return result;
 }
 
@@ -1574,13 +1680,6 @@ done:
     return rc;
 }
 
-/* a long attribute set from C */
-static int set_long(PyObject *obj, PyObject *name, long value) {
-    PyObject *x = PyLong_FromLong(value);
-    const int rc = x ? PyObject_SetAttr(obj, name, x) : -1;
-    Py_XDECREF(x);
-    return rc;
-}
 
 /* MeasuredCosts._first_at_most on the policy's table `name` (its drafter's calls or starts by rows): the mean at
    `rows`, a first call there taken at most at twice what the nearest measured count scales to (_lookup); then the
@@ -1690,23 +1789,23 @@ static PyObject *count_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
-/* observe_batch(policy, states, asked, seconds, drafted, fade, kept, start_s, start_rows, drafter_s, drafter_rows):
+/* observe_batch(policy, fade, kept, states, asked, seconds, drafted, start_s, start_rows, drafter_s, drafter_rows):
    the drafter's start for `start_rows` new rows and its call for `drafter_rows` rows before the pass (observe_start,
    observe_drafter; None: none), the pass's rows counted (AcceptanceCounts.observe_rows) and the pass observed
    (MeasuredCosts.observe_pass; `seconds` None: not observed, a batch's first pass) in one call between two passes:
    as four calls, each reading the policy's state cold after the pass, they took 10-11 us (the counting), 6-10 (the
    pass) and 2-3 us each (the drafter's) at B = 2 on the C backend. The pass of a batch's last row and a drafted fused pass of
-   two rows or more are observed here; True, or False where the rows are counted and the Python method is to observe
-   the pass (no drafts, a padded pass, tables not made for the cost or too short). */
+   two rows or more are observed here, any other pass by the policy's _observe_handed_back (no drafts, a padded pass,
+   tables not made for the cost or too short). True where the pass was observed here (or not at all), else False. */
 static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "observe_batch(policy, states, asked, seconds, drafted, fade, kept, start_s, "
+        PyErr_SetString(PyExc_TypeError, "observe_batch(policy, fade, kept, states, asked, seconds, drafted, start_s, "
                                          "start_rows, drafter_s, drafter_rows)");
         return NULL;
     }
-    PyObject *policy = args[0], *states = args[1], *asked = args[2];
-    const double fade = PyFloat_AsDouble(args[5]), kept = PyFloat_AsDouble(args[6]);
-    if (PyErr_Occurred() || lists(args + 1, 2) < 0) return NULL;
+    PyObject *policy = args[0], *states = args[3], *asked = args[4], *seconds_o = args[5], *drafted = args[6];
+    const double fade = PyFloat_AsDouble(args[1]), kept = PyFloat_AsDouble(args[2]);
+    if (PyErr_Occurred() || lists(args + 3, 2) < 0) return NULL;
     for (int i = 7; i < 11; i += 2) { /* (the drafter's start, then its call) */
         if (args[i] == Py_None) continue;
         const double spent = PyFloat_AsDouble(args[i]);
@@ -1730,13 +1829,13 @@ static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t
     long projected, sum, most;
     int any;
     if (count_policy_rows(policy, states, asked, &projected) < 0) return NULL;
-    if (args[3] == Py_None) { /* (what observe_rows leaves for the pass's observation) */
+    if (seconds_o == Py_None) { /* (what observe_rows leaves for the pass's observation) */
         if (keep_projected(policy, projected) < 0) return NULL;
         Py_RETURN_TRUE;
     }
-    const double seconds = PyFloat_AsDouble(args[3]);
-    if (PyErr_Occurred() || drafted_of(args[4], &sum, &most, &any) < 0) return NULL;
-    const long rows = (long)PyList_GET_SIZE(args[4]);
+    const double seconds = PyFloat_AsDouble(seconds_o);
+    if (PyErr_Occurred() || drafted_of(drafted, &sum, &most, &any) < 0) return NULL;
+    const long rows = (long)PyList_GET_SIZE(drafted);
     int rc = 0;
     if (rows == 1) {
         if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0) return NULL;
@@ -1745,7 +1844,13 @@ static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t
         rc = observe_fused_pass(policy, seconds, rows, sum, most, projected, fade, kept);
     }
     if (rc < 0) return NULL;
-    if (!rc && keep_projected(policy, projected) < 0) return NULL; /* (the Python method observes the pass) */
+    if (!rc) { /* (the Python method observes the pass) */
+        PyObject *none = NULL;
+        if (keep_projected(policy, projected) < 0 ||
+            !(none = PyObject_CallMethodObjArgs(policy, s_observe_handed_back, seconds_o, drafted, NULL)))
+            return NULL;
+        Py_DECREF(none);
+    }
     return PyBool_FromLong(rc);
 }
 
@@ -1760,6 +1865,7 @@ static PyMethodDef methods[] = {
     {"rates", (PyCFunction)(void (*)(void))rates, METH_FASTCALL, "the rates by position from the counts"},
     {"observe_fused", (PyCFunction)(void (*)(void))observe_fused, METH_FASTCALL, "observe a drafted fused pass"},
     {"observe_batch", (PyCFunction)(void (*)(void))observe_batch, METH_FASTCALL, "count a batched pass, observe it"},
+    {"choose_batch", (PyCFunction)(void (*)(void))choose_batch, METH_FASTCALL, "a batch's draft lengths"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1791,7 +1897,10 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_ends_first, "_ends_first"}, {&s_gots_first, "_gots_first"}, {&s_stale, "_stale"},
                  {&s_reach, "reach"}, {&s_version, "_version"}, {&s_fold_top, "_fold_top"},
                  {&s_deepest, "_deepest"}, {&s_refresh, "_refresh"}, {&s_skipped_s, "_skipped_s"},
-                 {&s_observe_read, "_observe_read"}};
+                 {&s_observe_read, "_observe_read"}, {&s_batch_hold_len, "_batch_hold_len"},
+                 {&s_batch_skips, "_batch_skips"}, {&s_standing, "_standing"}, {&s_cost_for, "_cost_for"},
+                 {&s_choose_batch, "choose_batch"}, {&s_priced_in_c, "_priced_in_c"},
+                 {&s_observe_handed_back, "_observe_handed_back"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);

@@ -3,6 +3,7 @@ cost read as they are taken), what drafted batch passes gave against their promi
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -251,6 +252,20 @@ class BatchedChoice:
             return
         super().observe_pass(seconds, drafted)
 
+    def batch_calls(self):
+        """The batched loop's two calls an iteration, ``(choose, observe)``: :meth:`choose_batch` and
+        :meth:`observe_batch_pass`, or where the compiled choices are at hand (and neither method is overridden) C
+        functions that make their common case in C and call the method for the rest (``native/choice.c``'s
+        ``choose_batch`` and ``observe_batch``): a Python method's frame and first lines, read cold after a pass, cost
+        4-6 us of a choice at B = 2 on the C backend."""
+        native, cls = self._native, type(self)
+        if native is None:
+            return self.choose_batch, self.observe_batch_pass
+        return (partial(native.choose_batch, self, _READ_AT_LEAST) if cls.choose_batch is BatchedChoice.choose_batch
+                else self.choose_batch,
+                partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
+                if cls.observe_batch_pass is BatchedChoice.observe_batch_pass else self.observe_batch_pass)
+
     def observe_batch_pass(self, states, asked: Sequence[int], seconds: Optional[float], drafted: Sequence[int],
                            start_s: Optional[float] = None, start_rows: int = 0, drafter_s: Optional[float] = None,
                            drafter_rows: int = 0) -> None:
@@ -259,21 +274,27 @@ class BatchedChoice:
         counted (:meth:`observe_rows`) and, unless ``seconds`` is None (a batch's first pass, which also allocates its
         caches), the pass observed (:meth:`observe_pass`). In one C call where the compiled choices are at hand
         (``native/choice.c``'s ``observe_batch``: the drafter's costs, the counting, a batch's last row's pass and a
-        drafted fused pass of two rows or more, the same numbers), the pass in Python where the C hands it back."""
+        drafted fused pass of two rows or more, the same numbers), the pass in Python where the C hands it back
+        (:meth:`_observe_handed_back`)."""
         native = self._native
-        if native is None:
-            if start_s is not None:
-                self.observe_start(start_s, start_rows)
-            if drafter_s is not None:
-                self.observe_drafter(drafter_s, drafter_rows)
-            self.observe_rows(states, asked)
-        elif native.observe_batch(self, states if type(states) is list else list(states),
-                                  asked if type(asked) is list else list(asked), seconds,
-                                  drafted if type(drafted) is list else list(drafted), _JUDGED_FADE, _BET_KEPT,
-                                  start_s, start_rows, drafter_s, drafter_rows):
+        if native is not None:
+            native.observe_batch(self, _JUDGED_FADE, _BET_KEPT, states if type(states) is list else list(states),
+                                 asked if type(asked) is list else list(asked), seconds,
+                                 drafted if type(drafted) is list else list(drafted), start_s, start_rows, drafter_s,
+                                 drafter_rows)
             return
+        if start_s is not None:
+            self.observe_start(start_s, start_rows)
+        if drafter_s is not None:
+            self.observe_drafter(drafter_s, drafter_rows)
+        self.observe_rows(states, asked)
         if seconds is not None:
             super().observe_pass(seconds, drafted)
+
+    def _observe_handed_back(self, seconds: float, drafted: list) -> None:
+        """A pass ``observe_batch`` handed back, observed by :meth:`MeasuredCosts.observe_pass` (no drafts, a padded
+        pass, tables not made for the cost or too short)."""
+        super().observe_pass(seconds, drafted)
 
     def _observe_read(self, seconds: float) -> None:
         """A batched choice on a fused pass took ``seconds`` per position it read (its setup included: it read at least
@@ -373,29 +394,40 @@ class BatchedChoice:
             if not isinstance(states, list):
                 states = list(states)
             got = module.choose_priced(self, states, cost, B, t0, _READ_AT_LEAST)
+            return got if type(got) is list else self._priced_in_c(states, cost, B, got, t0, key)
+        limits = self._limits(states)
+        measured = self._batch_greedy_near(B)
+        if measured is None:
+            measured = self._run_greedy_near(B)
+        if measured is None:
+            return [0] * B
+        fixed, factor = self.batch_line(B)
+        factor *= self._scale(B, cost, measured)
+        step = self.greedy_pass_s(B, cost)
+        chosen = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0)
+        return self._settle(states, limits, cost, B, fixed, factor, step, chosen, t0, key)
+
+    def _priced_in_c(self, states: list, cost: PassCost, B: int, got: tuple, t0: float, key: int) -> List[int]:
+        """:meth:`choose_batch` after a C choice (``native_choice.choose_priced``'s answer ``got``, started at ``t0``)
+        that chose no draft, or could not choose yet (its tables to make first, or no greedy pass measured near
+        ``B`` rows: then no draft)."""
+        if got[0] < 0:  # (the helper makes the tables and asks again)
+            got = native_choice.choose_priced(self._native, self, states, cost, B, t0, _READ_AT_LEAST)
+            if got is None:
+                return [0] * B
             if type(got) is list:
                 return got
-            if got[0] < 0:  # (no greedy pass measured near B rows yet, or tables to make first: the helper asks again)
-                got = native_choice.choose_priced(module, self, states, cost, B, t0, _READ_AT_LEAST)
-                if got is None:
-                    return [0] * B
-                if type(got) is list:
-                    return got
-            best_t, n, rate, expected, read, limits, (fixed, factor, step, *_) = got
-            if read >= _READ_AT_LEAST:
-                self._observe_read((time.perf_counter() - t0) / read)
-            chosen = (n, rate, False, expected) if best_t else None
-        else:
-            limits = self._limits(states)
-            measured = self._batch_greedy_near(B)
-            if measured is None:
-                measured = self._run_greedy_near(B)
-            if measured is None:
-                return [0] * B
-            fixed, factor = self.batch_line(B)
-            factor *= self._scale(B, cost, measured)
-            step = self.greedy_pass_s(B, cost)
-            chosen = self._priced_choice(states, limits, cost, B, fixed, factor, step, t0)
+        best_t, n, rate, expected, read, limits, (fixed, factor, step, *_) = got
+        if read >= _READ_AT_LEAST:
+            self._observe_read((time.perf_counter() - t0) / read)
+        chosen = (n, rate, False, expected) if best_t else None
+        return self._settle(states, limits, cost, B, fixed, factor, step, chosen, t0, key)
+
+    def _settle(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float, step: float,
+                chosen, t0: float, key: int) -> List[int]:
+        """:meth:`choose_batch` once its priced choice is made (``chosen``: :meth:`_priced_choice`'s answer): a bet
+        on a probe's rows where the bet bounded a choice that found no draft, a "no draft" (:meth:`_no_draft`), or the
+        draft and its promise."""
         shaped = False
         if chosen is None and B > self.probe_rows and self._first_bet(B) < sum(limits):
             # the bet bounded the choice (and no draft paid within it): the bet again on a probe's rows alone, each as
