@@ -310,7 +310,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     t0 = clock()
     if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
         policy.prepare(ver, B)
-        choose, observe = policy.batch_calls()  # (its two calls an iteration)
+        take_held_step, choose, observe = policy.batch_calls()  # (its calls an iteration)
         policy_s = clock() - t0
         timer.lap("other")
     with torch.inference_mode():
@@ -343,7 +343,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             t0 = clock()
             start_s = drafter_s = None  # (the drafter's start and call, shown to the policy after the pass)
             started = drafted_rows = 0
-            held = policy is not None and drafter is not None and policy.take_held_step(len(act))
+            held = policy is not None and drafter is not None and take_held_step(len(act))
             if held:  # a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
                 owed += 1
                 policy_s += clock() - t0

@@ -95,4 +95,4 @@ class ReplayedChoices:
     observe_batch_pass = observe_iteration
 
     def batch_calls(self):
-        return self.choose_batch, self.observe_batch_pass
+        return self.take_held_step, self.choose_batch, self.observe_batch_pass

@@ -4,7 +4,7 @@ first length); and the Python loop where no C compiler is found."""
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from helpers.policy import Watched, batch_policy, fused_case, projection_rows, rows_of
+from helpers.policy import Watched, batch_policy, fused_case, policy_with, projection_rows, rows_of
 from helpers.properties import property_settings
 
 from fastdec.engine.policy import PassCost, native_choice
@@ -94,7 +94,7 @@ def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn", lo
             elif situation == "no counts":
                 policy.reach[1] = 0
             policy._iter_s, policy._iter_accepted, policy._skipped_s = 1e-3, 5, 2e-3
-            got = policy.batch_calls()[0](states, None)
+            got = policy.batch_calls()[1](states, None)
             left = (policy._last is cost, policy._iter_s, policy._iter_accepted, policy._batch_hold_len,
                     policy.batch_hold, policy._standing)
         else:
@@ -294,3 +294,25 @@ def test_a_drafted_pass_of_a_batch_is_observed_in_c(greedy_seen):
              bet=0.0, judged={}, pending=False, cost=True, tables="made")
     in_c, handled = _observed(case, seen_before, "as drawn", 0.0, p, python=False)
     assert handled and in_c == _observed(case, seen_before, "as drawn", 0.0, p, python=True)[0]
+
+
+@property_settings(4)  # (cheap: a few attributes)
+@given(hold=st.integers(0, 3), hold_rows=st.integers(0, 9), hold_len=st.integers(0, 4), rows=st.integers(1, 9),
+       skipped=st.booleans())
+def test_the_c_held_step_is_the_method_s(hold, hold_rows, hold_len, rows, skipped):
+    """The batched loop's held step in C (a greedy pass the held "no draft" covers while more than half its rows are
+    left; a hold that ran out or lost half its rows ended by the method) answers and leaves what the method does."""
+    module = native_choice.choice_module()
+    if module is None:
+        pytest.skip("no C compiler: the method answers")
+
+    def step(in_c: bool):
+        policy = policy_with({4: (1e-4, 2e-5, 1e-5, 1e-3)}, horizon=8)
+        policy.batch_hold, policy._batch_hold_rows, policy._batch_hold_len = hold, hold_rows, max(hold_len, hold)
+        policy._batch_hold_step, policy._batch_hold_key, policy._skipped_s = 1e-3, 3, 5e-3
+        if skipped:
+            policy._batch_skips = {3: ((0, 4, False), 2, 1e-3, 1e-4)}
+        took = module.take_held_step(policy, rows) if in_c else policy.take_held_step(rows)
+        return took, policy.batch_hold, policy._batch_hold_len, policy._batch_skips, policy._skipped_s
+
+    assert step(True) == step(False)

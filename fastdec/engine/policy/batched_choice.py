@@ -253,15 +253,17 @@ class BatchedChoice:
         super().observe_pass(seconds, drafted)
 
     def batch_calls(self):
-        """The batched loop's two calls an iteration, ``(choose, observe)``: :meth:`choose_batch` and
-        :meth:`observe_batch_pass`, or where the compiled choices are at hand (and neither method is overridden) C
-        functions that make their common case in C and call the method for the rest (``native/choice.c``'s
-        ``choose_batch`` and ``observe_batch``): a Python method's frame and first lines, read cold after a pass, cost
-        4-6 us of a choice at B = 2 on the C backend."""
+        """The batched loop's calls an iteration, ``(take_held_step, choose, observe)``: :meth:`take_held_step`,
+        :meth:`choose_batch` and :meth:`observe_batch_pass`, or where the compiled choices are at hand (and the method
+        is not overridden) a C function that makes its common case in C and calls the method for the rest
+        (``native/choice.c``'s ``take_held_step``, ``choose_batch`` and ``observe_batch``): a Python method's frame and
+        first lines, read cold after a pass, cost 4-6 us of a choice at B = 2 on the C backend."""
         native, cls = self._native, type(self)
         if native is None:
-            return self.choose_batch, self.observe_batch_pass
-        return (partial(native.choose_batch, self, _READ_AT_LEAST) if cls.choose_batch is BatchedChoice.choose_batch
+            return self.take_held_step, self.choose_batch, self.observe_batch_pass
+        return (partial(native.take_held_step, self) if cls.take_held_step is BatchedChoice.take_held_step
+                else self.take_held_step,
+                partial(native.choose_batch, self, _READ_AT_LEAST) if cls.choose_batch is BatchedChoice.choose_batch
                 else self.choose_batch,
                 partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
                 if cls.observe_batch_pass is BatchedChoice.observe_batch_pass else self.observe_batch_pass)
