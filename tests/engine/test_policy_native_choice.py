@@ -316,3 +316,35 @@ def test_the_c_held_step_is_the_method_s(hold, hold_rows, hold_len, rows, skippe
         return took, policy.batch_hold, policy._batch_hold_len, policy._batch_skips, policy._skipped_s
 
     assert step(True) == step(False)
+
+
+@property_settings(4)  # (cheap: a few dicts)
+@given(judged=st.dictionaries(st.integers(1, 6), st.tuples(*[st.sampled_from([0.5, 3.0, 40.0, 1e-3])] * 4),
+                              max_size=3),
+       hold=st.sampled_from([(0, 0), (0, 2), (1, 3), (2, 0)]), own=st.lists(st.booleans(), max_size=3),
+       waiting=st.booleans())
+def test_a_batch_started_in_c_leaves_what_the_method_leaves(judged, hold, own, waiting):
+    """A new batch in C (waiting batch-1 iterations counted, judged sums relaxed towards their promise, the batch's
+    greedy and pending passes emptied, a hold ended, a "no draft" held for rows with counts of their own dropped)
+    leaves what the Python method leaves."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the method starts every batch")
+
+    def started(in_c: bool):
+        policy = policy_with({4: (1e-4, 2e-5, 1e-5, 1e-3)}, horizon=8)
+        if not in_c:
+            policy._native = None
+        for key, sums in judged.items():
+            policy._store_judged(key, sums)
+        policy._batch_greedy, policy._pending = {2: 1e-3}, {2: [(1e-4, 2e-3)]}
+        policy.batch_hold, policy._batch_hold_len = hold
+        policy._batch_hold_step, policy._batch_hold_key, policy._skipped_s = 1e-3, 2, 5e-3
+        policy._batch_skips = {k + 1: ((0, 4, o), 2, 1e-3, 1e-4) for k, o in enumerate(own)}
+        if waiting:
+            policy._waiting_iterations = [(2, 1, True, 1, 2, 1e-3, 2e-5, None)]
+        policy.new_batch()
+        return repr((policy._judged, policy._realized, policy._batch_greedy, policy._pending, policy.batch_hold,
+                     policy._batch_hold_len, policy._batch_skips, policy._skipped_s, policy._waiting_iterations,
+                     policy.reach, policy._drafter_s))
+
+    assert started(True) == started(False)

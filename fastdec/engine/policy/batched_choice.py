@@ -40,7 +40,11 @@ class BatchedChoice:
         these, from the input's rates: GAD's batches at B = 32 on the fast backend made the same "no draft" at 32, 16,
         6, 3 and 1 rows in every batch, at 0.1-0.25 ms a choice). Batch-1 iterations still waiting to be counted (a
         batch of one sentence runs the batch-1 loop) are counted first, so that none is judged against a batch's
-        choice."""
+        choice. (In C where the compiled choices are at hand: ``native/choice.c``'s ``new_batch``.)"""
+        native = self._native
+        if native is not None:
+            native.new_batch(self, _JUDGED_FADE)
+            return
         if self._waiting_iterations:
             self._flush_iterations()
         self._relax_judged()
