@@ -33,6 +33,30 @@
 /* libm's pow, as Python's float ** float calls it (the compiler would turn pow(x, 2.0) into x * x) */
 static double (*volatile pow_)(double, double) = pow;
 
+/* obj.name, read from obj's own dict where it is there, else getattr. The attributes read here are plain instance
+   attributes (no descriptor of that name on their types), so the type's lookup -- its method cache, read cold after a
+   pass, the classes of the policy's MRO where that misses -- can be skipped: it took about half of what reading an
+   attribute took between two passes of the C backend. */
+static PyObject *attr_of(PyObject *obj, PyObject *name) {
+    PyObject **dict = _PyObject_GetDictPtr(obj);
+    if (dict && *dict) {
+        PyObject *x = PyDict_GetItemWithError(*dict, name);
+        if (x) return Py_NewRef(x);
+        if (PyErr_Occurred()) return NULL;
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
+/* obj.name = value: into obj's own dict where the attribute is there already (attr_of), else setattr */
+static int set_attr(PyObject *obj, PyObject *name, PyObject *value) {
+    PyObject **dict = _PyObject_GetDictPtr(obj);
+    if (dict && *dict) {
+        if (PyDict_GetItemWithError(*dict, name)) return PyDict_SetItem(*dict, name, value);
+        if (PyErr_Occurred()) return -1;
+    }
+    return PyObject_SetAttr(obj, name, value);
+}
+
 /* item m of a list of numbers as a double (ints exactly, as Python's int + float converts them) */
 static int number_at(PyObject *list, Py_ssize_t m, double *out) {
     if (m >= PyList_GET_SIZE(list)) {
@@ -110,7 +134,7 @@ static PyObject *count_sentence(PyObject *self, PyObject *const *args, Py_ssize_
 
 /* an int attribute of a decode state */
 static int int_attr(PyObject *obj, PyObject *name, long *out) {
-    PyObject *x = PyObject_GetAttr(obj, name);
+    PyObject *x = attr_of(obj, name);
     if (!x) return -1;
     *out = PyLong_AsLong(x);
     Py_DECREF(x);
@@ -185,7 +209,7 @@ static int count_core(PyObject *states, PyObject *asked, Py_ssize_t *r_io, long 
             top = 1;
             got = 0;
         }
-        PyObject *extra = PyObject_GetAttr(st, s_extra);
+        PyObject *extra = attr_of(st, s_extra);
         if (!extra) return -1;
         if (!PyDict_Check(extra)) {
             Py_DECREF(extra);
@@ -560,7 +584,7 @@ static int table_of(PyObject *dict, int **keys, double **vals, int *n) {
 /* a decode state's row as the batched choice reads it: its sentence's counts (borrowed; NULL where it has none),
    whether its drafter has not started, and the tokens it has left (BatchedChoice._tokens_left) */
 static int row_of(PyObject *st, PyObject **counts, int *fresh, int *left) {
-    PyObject *extra = PyObject_GetAttr(st, s_extra), *src = NULL, *prefix = NULL;
+    PyObject *extra = attr_of(st, s_extra), *src = NULL, *prefix = NULL;
     int rc = -1;
     if (!extra) return -1;
     if (!PyDict_Check(extra)) {
@@ -575,7 +599,7 @@ static int row_of(PyObject *st, PyObject **counts, int *fresh, int *left) {
     const int on = started ? PyObject_IsTrue(started) : 0;
     if (on < 0) goto done;
     *fresh = !on;
-    if (!(src = PyObject_GetAttr(st, s_src_list)) || !(prefix = PyObject_GetAttr(st, s_prefix))) goto done;
+    if (!(src = attr_of(st, s_src_list)) || !(prefix = attr_of(st, s_prefix))) goto done;
     const Py_ssize_t n_src = PyObject_Length(src), n_prefix = PyObject_Length(prefix);
     if (n_src < 0 || n_prefix < 0) goto done;
     *left = n_src + 1 - n_prefix > 1 ? (int)(n_src + 1 - n_prefix) : 1;
@@ -835,7 +859,7 @@ static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_ex
     *s_waiting_iterations, *s_flush_iterations;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
-    PyObject *x = PyObject_GetAttr(obj, name);
+    PyObject *x = attr_of(obj, name);
     if (!x) return -1;
     *out = PyFloat_AsDouble(x);
     Py_DECREF(x);
@@ -844,7 +868,7 @@ static int double_attr(PyObject *obj, PyObject *name, double *out) {
 
 /* whether an attribute is true (Python's truth): 1 or 0, -1 an error */
 static int truth_attr(PyObject *obj, PyObject *name) {
-    PyObject *x = PyObject_GetAttr(obj, name);
+    PyObject *x = attr_of(obj, name);
     const int on = x ? PyObject_IsTrue(x) : -1;
     Py_XDECREF(x);
     return on;
@@ -853,7 +877,7 @@ static int truth_attr(PyObject *obj, PyObject *name) {
 /* a long attribute set from C */
 static int set_long(PyObject *obj, PyObject *name, long value) {
     PyObject *x = PyLong_FromLong(value);
-    const int rc = x ? PyObject_SetAttr(obj, name, x) : -1;
+    const int rc = x ? set_attr(obj, name, x) : -1;
     Py_XDECREF(x);
     return rc;
 }
@@ -975,7 +999,7 @@ static long bit_length(long x) {
 
 /* a fit's line (fixed, factor) */
 static int line_of(PyObject *fit, double *fixed, double *factor) {
-    PyObject *line = PyObject_GetAttr(fit, s_line);
+    PyObject *line = attr_of(fit, s_line);
     if (!line) return -1;
     int rc = -1;
     if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 2) {
@@ -1047,10 +1071,10 @@ static int chosen(PyObject *policy, PyObject *got, long B, double t0, long read_
         Py_DECREF(none);
         Py_CLEAR(x);
     }
-    if (!(x = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_skipped_s, x) < 0) goto done;
+    if (!(x = PyFloat_FromDouble(0.0)) || set_attr(policy, s_skipped_s, x) < 0) goto done;
     if (!(promise = Py_BuildValue("(lOdO)", B, PyTuple_GET_ITEM(got, 2), perf_counter() - t0,
                                   PyTuple_GET_ITEM(got, 3))) ||
-        PyObject_SetAttr(policy, s_promised, promise) < 0)
+        set_attr(policy, s_promised, promise) < 0)
         goto done;
     rc = 0;
 done:
@@ -1088,8 +1112,8 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
     double c_step, measured, fixed, factor, step, margin, weight, read_s, pad_s, bet_per_row, marginal = 0.0;
     int real_only;
     if (int_attr(policy, s_horizon, &horizon) < 0 || int_attr(cost, s_batch, &c_batch) < 0 ||
-        double_attr(cost, s_step_s, &c_step) < 0 || !(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) ||
-        !(greedy = PyObject_GetAttr(policy, s_greedy)) || !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
+        double_attr(cost, s_step_s, &c_step) < 0 || !(batch_greedy = attr_of(policy, s_batch_greedy)) ||
+        !(greedy = attr_of(policy, s_greedy)) || !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
         goto done;
     }
@@ -1111,7 +1135,7 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
     /* the drafted pass's line at about B rows, its factor scaled by how much dearer a real greedy pass is than the
        calibration's (MeasuredCosts._scale; B > 1: batch_line's fits) */
     if (B > 1) {
-        if (!(fits = PyObject_GetAttr(policy, s_batch_fits)) || !PyDict_Check(fits)) {
+        if (!(fits = attr_of(policy, s_batch_fits)) || !PyDict_Check(fits)) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the batch fits must be a dict");
             goto done;
         }
@@ -1124,7 +1148,7 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
     if (greedy_pass(greedy, B, c_batch, c_step, &step) < 0) goto done;
     /* BatchedChoice._bar: margin times a greedy pass's tokens per second, over what drafted passes of about B rows
        realised of their promise */
-    if (double_attr(policy, s_margin, &margin) < 0 || !(realized = PyObject_GetAttr(policy, s_realized)) ||
+    if (double_attr(policy, s_margin, &margin) < 0 || !(realized = attr_of(policy, s_realized)) ||
         !PyDict_Check(realized)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the realised shares must be a dict");
         goto done;
@@ -1149,7 +1173,7 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
     /* the fused tables and the least slope above B rows (MeasuredCosts._min_marginal), kept by native_choice._tables
        under the int B with the cost they were made for (a key of ints and the cost's id, built and hashed here, and
        the least slope made from the cost's curve again took a fifth of this call between two passes) */
-    if (!(extras = PyObject_GetAttr(policy, s_extras)) || !PyDict_Check(extras) ||
+    if (!(extras = attr_of(policy, s_extras)) || !PyDict_Check(extras) ||
         !(rows_o = PyLong_FromLong(B))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the policy's tables must be a dict");
         goto done;
@@ -1162,8 +1186,8 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
         goto done;
     }
     if ((marginal = PyFloat_AsDouble(PyTuple_GET_ITEM(tables, 4))) == -1.0 && PyErr_Occurred()) goto done;
-    if (!(q = PyObject_GetAttr(policy, s_q)) || !(q_first = PyObject_GetAttr(policy, s_q_first)) ||
-        !(drafter_s = PyObject_GetAttr(policy, s_drafter_s)) || !(start_s = PyObject_GetAttr(policy, s_start_s)))
+    if (!(q = attr_of(policy, s_q)) || !(q_first = attr_of(policy, s_q_first)) ||
+        !(drafter_s = attr_of(policy, s_drafter_s)) || !(start_s = attr_of(policy, s_start_s)))
         goto done;
     const double par[9] = {weight, factor * marginal * bar, step, fixed, factor, read_s, pad_s, 0.25 * step, bar};
     if (!(got = choose_rows(B, limit_c, states, q, q_first, PyTuple_GET_ITEM(tables, 1), PyTuple_GET_ITEM(tables, 2),
@@ -1231,11 +1255,11 @@ static PyObject *new_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
     long hold_len, hold;
     int on;
     if (f == -1.0 && PyErr_Occurred()) return NULL;
-    if (!(x = PyObject_GetAttr(policy, s_waiting_iterations)) || (on = PyObject_IsTrue(x)) < 0) goto fail;
+    if (!(x = attr_of(policy, s_waiting_iterations)) || (on = PyObject_IsTrue(x)) < 0) goto fail;
     Py_CLEAR(x);
     if (on && !(x = PyObject_CallMethodNoArgs(policy, s_flush_iterations))) goto fail;
     Py_CLEAR(x);
-    if (!(judged = PyObject_GetAttr(policy, s_judged)) || !(realized = PyObject_GetAttr(policy, s_realized))) goto fail;
+    if (!(judged = attr_of(policy, s_judged)) || !(realized = attr_of(policy, s_realized))) goto fail;
     if (!PyDict_Check(judged) || !PyDict_Check(realized)) {
         PyErr_SetString(PyExc_TypeError, "the judged sums must be dicts");
         goto fail;
@@ -1258,14 +1282,14 @@ static PyObject *new_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_DECREF(key);
         if (rc < 0) goto fail;
     }
-    if (!(x = PyDict_New()) || PyObject_SetAttr(policy, s_batch_greedy, x) < 0) goto fail;
+    if (!(x = PyDict_New()) || set_attr(policy, s_batch_greedy, x) < 0) goto fail;
     Py_CLEAR(x);
-    if (!(x = PyDict_New()) || PyObject_SetAttr(policy, s_pending, x) < 0) goto fail;
+    if (!(x = PyDict_New()) || set_attr(policy, s_pending, x) < 0) goto fail;
     Py_CLEAR(x);
     if (int_attr(policy, s_batch_hold_len, &hold_len) < 0 || int_attr(policy, s_batch_hold, &hold) < 0) goto fail;
     if ((hold_len || hold) && !(x = PyObject_CallMethodNoArgs(policy, s_end_batch_hold))) goto fail;
     Py_CLEAR(x);
-    if (!(skips = PyObject_GetAttr(policy, s_batch_skips))) goto fail;
+    if (!(skips = attr_of(policy, s_batch_skips))) goto fail;
     if (!PyDict_Check(skips)) {
         PyErr_SetString(PyExc_TypeError, "the held choices must be a dict");
         goto fail;
@@ -1282,7 +1306,7 @@ static PyObject *new_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
             if ((on = PyObject_IsTrue(PyTuple_GET_ITEM(made, 2))) < 0 || (!on && PyDict_SetItem(kept, key, val) < 0))
                 goto fail;
         }
-        if (PyObject_SetAttr(policy, s_batch_skips, kept) < 0) goto fail;
+        if (set_attr(policy, s_batch_skips, kept) < 0) goto fail;
     }
     Py_DECREF(judged);
     Py_DECREF(realized);
@@ -1340,12 +1364,12 @@ static int common_choice(PyObject *policy, long B, PyObject **cost) {
     *cost = NULL;
     if ((on = truth_attr(policy, s_rows_fused)) < 0 || int_attr(policy, s_batch_hold_len, &held) < 0) return -1;
     if (!on || held) return 0;
-    if (!(skips = PyObject_GetAttr(policy, s_batch_skips))) goto done;
+    if (!(skips = attr_of(policy, s_batch_skips))) goto done;
     if ((on = PyObject_IsTrue(skips)) != 0) {
         rc = on < 0 ? -1 : 0;
         goto done;
     }
-    if (!(standing = PyObject_GetAttr(policy, s_standing)) || !(reach = PyObject_GetAttr(policy, s_reach))) goto done;
+    if (!(standing = attr_of(policy, s_standing)) || !(reach = attr_of(policy, s_reach))) goto done;
     if (standing != Py_None) {
         rc = 0;
         goto done;
@@ -1359,7 +1383,7 @@ static int common_choice(PyObject *policy, long B, PyObject **cost) {
         rc = 0;
         goto done;
     }
-    if (!(cost_for = PyObject_GetAttr(policy, s_cost_for)) || !(key = PyLong_FromLong(B))) goto done;
+    if (!(cost_for = attr_of(policy, s_cost_for)) || !(key = PyLong_FromLong(B))) goto done;
     if (!PyDict_Check(cost_for)) {
         PyErr_SetString(PyExc_TypeError, "the costs by rows must be a dict");
         goto done;
@@ -1399,9 +1423,9 @@ static PyObject *choose_batch(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (common < 0) return NULL;
     if (!common) return PyObject_CallMethodObjArgs(policy, s_choose_batch, states, verifier, NULL);
     PyObject *result = NULL, *t0_o = NULL, *key = NULL;
-    if (PyObject_SetAttr(policy, s_promised, Py_None) < 0 || !(x = PyFloat_FromDouble(0.0)) ||
-        PyObject_SetAttr(policy, s_iter_s, x) < 0 || set_long(policy, s_iter_accepted, 0) < 0 ||
-        PyObject_SetAttr(policy, s_last, cost) < 0)
+    if (set_attr(policy, s_promised, Py_None) < 0 || !(x = PyFloat_FromDouble(0.0)) ||
+        set_attr(policy, s_iter_s, x) < 0 || set_long(policy, s_iter_accepted, 0) < 0 ||
+        set_attr(policy, s_last, cost) < 0)
         goto done;
     Py_CLEAR(x);
     const double t0 = perf_counter();
@@ -1493,7 +1517,7 @@ static PyObject *fit_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 static int judge_pass(PyObject *policy, long rows, double seconds, long sum, double fade, double kept) {
     PyObject *promised = NULL, *judged = NULL, *realized = NULL, *key = NULL, *item_o = NULL;
     int rc = -1;
-    if (!(promised = PyObject_GetAttr(policy, s_promised))) goto done;
+    if (!(promised = attr_of(policy, s_promised))) goto done;
     if (promised != Py_None) {
         if (!PyTuple_Check(promised) || PyTuple_GET_SIZE(promised) != 4) {
             PyErr_SetString(PyExc_TypeError, "a promise must be a (rows, rate, seconds, tokens) tuple");
@@ -1512,7 +1536,7 @@ static int judge_pass(PyObject *policy, long rows, double seconds, long sum, dou
             const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
             const double expected = p[2], promised_s = p[2] / p[0];
             /* BatchedChoice._judge: sums that fade by `fade` a pass, from one pass that kept its promise */
-            if (!(judged = PyObject_GetAttr(policy, s_judged)) || !(realized = PyObject_GetAttr(policy, s_realized)) ||
+            if (!(judged = attr_of(policy, s_judged)) || !(realized = attr_of(policy, s_realized)) ||
                 !PyDict_Check(judged) || !PyDict_Check(realized)) {
                 if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the judged sums must be dicts");
                 goto done;
@@ -1543,17 +1567,17 @@ static int judge_pass(PyObject *policy, long rows, double seconds, long sum, dou
                 const double more = (double)(2 * sum) / (double)rows;
                 if (double_attr(policy, s_bet_per_row, &bet) < 0) goto done;
                 if (more > bet) {
-                    if (!(item_o = PyFloat_FromDouble(more)) || PyObject_SetAttr(policy, s_bet_per_row, item_o) < 0)
+                    if (!(item_o = PyFloat_FromDouble(more)) || set_attr(policy, s_bet_per_row, item_o) < 0)
                         goto done;
                     Py_CLEAR(item_o);
                 }
             }
         }
     }
-    if (!(item_o = PyFloat_FromDouble(0.0)) || PyObject_SetAttr(policy, s_iter_s, item_o) < 0) goto done;
+    if (!(item_o = PyFloat_FromDouble(0.0)) || set_attr(policy, s_iter_s, item_o) < 0) goto done;
     Py_CLEAR(item_o);
-    if (!(item_o = PyLong_FromLong(0)) || PyObject_SetAttr(policy, s_iter_accepted, item_o) < 0 ||
-        PyObject_SetAttr(policy, s_promised, Py_None) < 0)
+    if (!(item_o = PyLong_FromLong(0)) || set_attr(policy, s_iter_accepted, item_o) < 0 ||
+        set_attr(policy, s_promised, Py_None) < 0)
         goto done;
     rc = 0;
 done:
@@ -1583,13 +1607,13 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
     const int fused_on = truth_attr(policy, s_rows_fused);
     if (fused_on <= 0) return fused_on;
     /* what is read before anything changes: the cost, the tables */
-    if (!(cost = PyObject_GetAttr(policy, s_last))) goto done;
+    if (!(cost = attr_of(policy, s_last))) goto done;
     if (pp >= 0 && pp < proj) proj = pp;
     judged_only = cost == Py_None;
     if (!judged_only) {
         double last;
         if (int_attr(cost, s_batch, &c_batch) < 0 || double_attr(cost, s_step_s, &c_step) < 0 ||
-            double_attr(cost, s_pad_s, &pad_s) < 0 || !(fed_list = PyObject_GetAttr(cost, s_fed)))
+            double_attr(cost, s_pad_s, &pad_s) < 0 || !(fed_list = attr_of(cost, s_fed)))
             goto done;
         if (!PyList_Check(fed_list) || !PyList_GET_SIZE(fed_list)) {
             PyErr_SetString(PyExc_TypeError, "a cost's fed tokens must be a non-empty list");
@@ -1600,7 +1624,7 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
         judged_only = (double)(fed_n + (c_batch - rows > 0 ? c_batch - rows : 0)) > 1.5 * last;
     }
     if (!judged_only) {
-        if (!(extras = PyObject_GetAttr(policy, s_extras)) || !(key = PyLong_FromLong(rows))) goto done;
+        if (!(extras = attr_of(policy, s_extras)) || !(key = PyLong_FromLong(rows))) goto done;
         PyObject *entry = PyDict_Check(extras) ? PyDict_GetItemWithError(extras, key) : NULL;
         if (!entry && PyErr_Occurred()) goto done;
         if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 0) != cost) {
@@ -1615,7 +1639,7 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
             goto done;
         }
     }
-    if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0 || judge_pass(policy, rows, seconds, sum, fade, kept) < 0)
+    if (set_attr(policy, s_pass_projected, Py_None) < 0 || judge_pass(policy, rows, seconds, sum, fade, kept) < 0)
         goto done;
     if (judged_only) {
         rc = 1;
@@ -1623,7 +1647,7 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
     }
     /* what the drafts added: this pass less the batch's greedy pass of its rows (a pass waits for one) */
     double base = 0.0, measured = 0.0, scale = 1.0;
-    if (!(batch_greedy = PyObject_GetAttr(policy, s_batch_greedy)) || !(greedy = PyObject_GetAttr(policy, s_greedy)) ||
+    if (!(batch_greedy = attr_of(policy, s_batch_greedy)) || !(greedy = attr_of(policy, s_greedy)) ||
         !PyDict_Check(batch_greedy) || !PyDict_Check(greedy)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
         goto done;
@@ -1649,7 +1673,7 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
     Py_CLEAR(key);
     if (!(key = PyLong_FromLong(rows))) goto done;
     if (!has_base) { /* (kept for the batch's first greedy pass of about as many rows: observe_greedy_pass) */
-        PyObject *pending = PyObject_GetAttr(policy, s_pending), *fresh = PyList_New(0), *waiting;
+        PyObject *pending = attr_of(policy, s_pending), *fresh = PyList_New(0), *waiting;
         int added = -1;
         if (pending && fresh && PyDict_Check(pending) && (waiting = PyDict_SetDefault(pending, key, fresh)) &&
             (item_o = Py_BuildValue("(dd)", predicted, seconds)))
@@ -1715,7 +1739,7 @@ static PyObject *observe_fused(PyObject *self, PyObject *const *args, Py_ssize_t
     if (PyErr_Occurred() || drafted_of(args[2], &sum, &most, &any) < 0) return NULL;
     const long rows = (long)PyList_GET_SIZE(args[2]);
     if (rows <= 1 || !any) Py_RETURN_FALSE;
-    PyObject *pp_o = PyObject_GetAttr(policy, s_pass_projected);
+    PyObject *pp_o = attr_of(policy, s_pass_projected);
     if (!pp_o) return NULL;
     if (pp_o != Py_None && (pp = PyLong_AsLong(pp_o)) == -1 && PyErr_Occurred()) {
         Py_DECREF(pp_o);
@@ -1743,14 +1767,14 @@ static int mean_into(PyObject *table, long rows, double seconds) {
    promised; a greedy one refines the greedy step at one row; a drafted one, what the drafts added beyond the
    calibration's prediction, into the batch-1 fit). 0, or -1 an error. */
 static int observe_row_pass(PyObject *policy, double seconds, long k, double fade, double kept) {
-    PyObject *promised = PyObject_GetAttr(policy, s_promised), *greedy = NULL, *cost = NULL, *table = NULL,
+    PyObject *promised = attr_of(policy, s_promised), *greedy = NULL, *cost = NULL, *table = NULL,
              *fit = NULL, *line = NULL;
     int rc = -1;
     if (!promised) return -1;
     const int judge = promised != Py_None;
     Py_DECREF(promised);
     if (judge && judge_pass(policy, 1, seconds, k, fade, kept) < 0) return -1;
-    if (!(greedy = PyObject_GetAttr(policy, s_greedy))) return -1;
+    if (!(greedy = attr_of(policy, s_greedy))) return -1;
     if (!PyDict_Check(greedy)) {
         PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
         goto done;
@@ -1759,13 +1783,13 @@ static int observe_row_pass(PyObject *policy, double seconds, long k, double fad
         rc = mean_into(greedy, 1, seconds);
         goto done;
     }
-    if (!(cost = PyObject_GetAttr(policy, s_cost))) goto done;
+    if (!(cost = attr_of(policy, s_cost))) goto done;
     rc = 0;
     if (cost == Py_None) goto done;
     rc = -1;
     long horizon;
     double predicted, base;
-    if (int_attr(policy, s_horizon, &horizon) < 0 || !(table = PyObject_GetAttr(policy, s_table))) goto done;
+    if (int_attr(policy, s_horizon, &horizon) < 0 || !(table = attr_of(policy, s_table))) goto done;
     if (!PyList_Check(table)) {
         PyErr_SetString(PyExc_TypeError, "the predicted passes must be a list");
         goto done;
@@ -1777,13 +1801,13 @@ static int observe_row_pass(PyObject *policy, double seconds, long k, double fad
     const int found = get_double(greedy, 1, &base);
     if (found < 0 || (!found && double_attr(cost, s_step_s, &base) < 0)) goto done;
     const double seen = 0.0 > seconds - base ? 0.0 : seconds - base; /* (max(seconds - base, 0.0)) */
-    if (!(fit = PyObject_GetAttr(policy, s_fit)) || !(line = fit_line_add(fit, predicted, seen))) goto done;
+    if (!(fit = attr_of(policy, s_fit)) || !(line = fit_line_add(fit, predicted, seen))) goto done;
     if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 2) {
         PyErr_SetString(PyExc_TypeError, "a fit's line must be a pair");
         goto done;
     }
-    if (PyObject_SetAttr(policy, s_extra_fixed, PyTuple_GET_ITEM(line, 0)) < 0 ||
-        PyObject_SetAttr(policy, s_extra_factor, PyTuple_GET_ITEM(line, 1)) < 0)
+    if (set_attr(policy, s_extra_fixed, PyTuple_GET_ITEM(line, 0)) < 0 ||
+        set_attr(policy, s_extra_factor, PyTuple_GET_ITEM(line, 1)) < 0)
         goto done;
     rc = 0;
 done:
@@ -1800,7 +1824,7 @@ done:
    `rows`, a first call there taken at most at twice what the nearest measured count scales to (_lookup); then the
    policy's version moves on. 0, or -1 an error */
 static int first_at_most(PyObject *policy, PyObject *name, long rows, double seconds) {
-    PyObject *table = PyObject_GetAttr(policy, name);
+    PyObject *table = attr_of(policy, name);
     int rc = -1;
     double old;
     long near, version;
@@ -1841,8 +1865,8 @@ static int count_policy_rows(PyObject *policy, PyObject *states, PyObject *asked
     while (r < n) {
         double reach_1;
         for (int i = 0; i < 4; i++)
-            if (!(lists_o[i] = PyObject_GetAttr(policy, names[i]))) goto done;
-        if (lists(lists_o, 4) < 0 || int_attr(policy, s_stale, &stale) < 0 || !(reach = PyObject_GetAttr(policy, s_reach)))
+            if (!(lists_o[i] = attr_of(policy, names[i]))) goto done;
+        if (lists(lists_o, 4) < 0 || int_attr(policy, s_stale, &stale) < 0 || !(reach = attr_of(policy, s_reach)))
             goto done;
         if (!PyList_Check(reach) || number_at(reach, 1, &reach_1) < 0) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the counts by position must be a list");
@@ -1881,7 +1905,7 @@ done:
 /* the rows a pass projected past their first, as counted, kept for the pass's observation (_pass_projected) */
 static int keep_projected(PyObject *policy, long projected) {
     PyObject *x = PyLong_FromLong(projected);
-    const int rc = x ? PyObject_SetAttr(policy, s_pass_projected, x) : -1;
+    const int rc = x ? set_attr(policy, s_pass_projected, x) : -1;
     Py_XDECREF(x);
     return rc;
 }
@@ -1930,7 +1954,7 @@ static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t
             double iter_s;
             PyObject *x = NULL;
             if (double_attr(policy, s_iter_s, &iter_s) < 0 || !(x = PyFloat_FromDouble(iter_s + spent)) ||
-                PyObject_SetAttr(policy, s_iter_s, x) < 0) {
+                set_attr(policy, s_iter_s, x) < 0) {
                 Py_XDECREF(x);
                 return NULL;
             }
@@ -1953,7 +1977,7 @@ static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t
     const long rows = (long)PyList_GET_SIZE(drafted);
     int rc = 0;
     if (rows == 1) {
-        if (PyObject_SetAttr(policy, s_pass_projected, Py_None) < 0) return NULL;
+        if (set_attr(policy, s_pass_projected, Py_None) < 0) return NULL;
         rc = observe_row_pass(policy, seconds, sum, fade, kept) < 0 ? -1 : 1;
     } else if (any) {
         rc = observe_fused_pass(policy, seconds, rows, sum, most, projected, fade, kept);
