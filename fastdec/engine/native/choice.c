@@ -1682,13 +1682,26 @@ static int observe_fused_pass(PyObject *policy, double seconds, long rows, long 
         Py_XDECREF(pending);
         Py_XDECREF(fresh);
         if (added < 0) goto done;
-    } else {
-        PyObject *pred_o = PyFloat_FromDouble(predicted), *seen_o = PyFloat_FromDouble(seconds - base), *none = NULL;
-        if (pred_o && seen_o) none = PyObject_CallMethodObjArgs(policy, s_fit_batch, key, pred_o, seen_o, NULL);
-        Py_XDECREF(pred_o);
-        Py_XDECREF(seen_o);
-        if (!none) goto done;
-        Py_DECREF(none);
+    } else { /* (MeasuredCosts._fit_batch: the fit of its row class, a Python call where it is not made yet) */
+        PyObject *fits = attr_of(policy, s_batch_fits), *fit_key = NULL, *fit = NULL, *line = NULL;
+        double seen = seconds - base;
+        if (fits && PyDict_Check(fits) && (fit_key = PyLong_FromLong(bit_length(rows))))
+            fit = PyDict_GetItemWithError(fits, fit_key);
+        Py_XDECREF(fits);
+        Py_XDECREF(fit_key);
+        if (PyErr_Occurred()) goto done;
+        if (fit) {
+            if (0.0 > seen) seen = 0.0; /* (max(extra_s, 0.0)) */
+            if (!(line = fit_line_add(fit, predicted, seen))) goto done;
+            Py_DECREF(line);
+        } else {
+            PyObject *pred_o = PyFloat_FromDouble(predicted), *seen_o = PyFloat_FromDouble(seen), *none = NULL;
+            if (pred_o && seen_o) none = PyObject_CallMethodObjArgs(policy, s_fit_batch, key, pred_o, seen_o, NULL);
+            Py_XDECREF(pred_o);
+            Py_XDECREF(seen_o);
+            if (!none) goto done;
+            Py_DECREF(none);
+        }
     }
     rc = 1;
 done:
