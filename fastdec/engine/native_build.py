@@ -59,6 +59,21 @@ def _cpu_flags() -> str:
     return platform.processor() or platform.machine()
 
 
+def _sources(path: Path, seen=None) -> List[str]:
+    """The text of ``path`` and of every file of its folder it includes (``#include "part.c"``), recursively, in
+    order: what a build's cache key hashes (a part changed is a new build)."""
+    seen = set() if seen is None else seen
+    seen.add(path)
+    text = path.read_text()
+    texts = [text]
+    for line in text.splitlines():
+        if line.startswith('#include "'):
+            part = path.with_name(line.split('"')[1])
+            if part not in seen:
+                texts += _sources(part, seen)
+    return texts
+
+
 def compiled(source: str, stem: str, flags: Sequence[str], what: str) -> Path:
     """The shared library built from ``native/<source>`` with ``flags`` (compiled now if no cache folder holds it);
     ``what`` names it in errors ("the fast backend")."""
@@ -66,7 +81,7 @@ def compiled(source: str, stem: str, flags: Sequence[str], what: str) -> Path:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
         raise NativeUnavailable("no C compiler found (set CC, or install gcc: apt-get install gcc)")
-    key = hashlib.sha256("\0".join([path_in.read_text(), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([*_sources(path_in), compiler, *flags, _cpu_flags()]).encode()).hexdigest()[:16]
     path, tmp = _build_target(f"{stem}_{key}.so")
     if tmp is not None:
         cmd = [compiler, *flags, str(path_in), "-o", tmp, "-lm"]
