@@ -1,6 +1,9 @@
-"""The batched choice on a fused pass in C: the same draft lengths, promise and positions read as the Python loop, bit
-for bit, on random batches (sparse drafter tables, padding, a choice's own time per position, rows past the tables'
-first length); and the Python loop where no C compiler is found."""
+"""The batched policy in C: the choice on a fused pass (the same draft lengths, promise and positions read as the
+Python loop, bit for bit, on random batches: sparse drafter tables, padding, a choice's own time per position, rows
+past the tables' first length), the batched loop's calls (its choice, held step and a pass counted and observed), a
+batch's start, each leaving what the Python methods leave; and the Python loop where no C compiler is found."""
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -348,3 +351,30 @@ def test_a_batch_started_in_c_leaves_what_the_method_leaves(judged, hold, own, w
                      policy.reach, policy._drafter_s))
 
     assert started(True) == started(False)
+
+
+@pytest.mark.parametrize("before", [0.0, 2e-6])
+def test_the_batched_loop_s_c_call_measures_a_position_s_reading_as_the_method(before):
+    """Where the loop's C call chooses a draft that read enough positions, it measures the time a position's reading
+    took as the method does -- the first reading taken whole, later ones into a running mean (0.7 of the old) -- and
+    a policy's own measurement (a test's pin) is called instead."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the method measures")
+    case = (16, [0.995] * 16, [16] * 4, [None] * 4, [2, 3, 4, 6, 10, 18, 34, 74], [1e-3] + [1.000001e-3] * 7, 0.0,
+            [True] * 4, [40] * 4, 0.0)
+
+    def chosen(pin):
+        policy, states = _policy_for(case, (before, 0.0, {1, 2, 4}, {1, 3}, False))
+        native_choice._tables(policy, policy.batch_cost(None, len(states)), len(states), 16)
+        seen = []
+        if pin:
+            policy._observe_read = seen.append
+        choose = policy.batch_calls()[1]
+        t0 = time.perf_counter()
+        n = choose(states, None)
+        return n, policy._read_s, seen, (time.perf_counter() - t0) / sum(n)  # (at least what a position took)
+
+    n, read_s, _, most = chosen(False)
+    assert sum(n) >= 32 and 0.7 * before < read_s <= (most if before == 0.0 else 0.7 * before + 0.3 * most)
+    n_pinned, read_pinned, seen, most = chosen(True)
+    assert n_pinned == n and read_pinned == before and len(seen) == 1 and 0.0 < seen[0] <= most

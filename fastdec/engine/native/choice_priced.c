@@ -213,18 +213,29 @@ static double perf_counter(void) {
 
 /* what BatchedChoice.choose_batch does with a chosen draft (choose_fused's answer `got`, started at t0): the time per
    position read measured (_observe_read) where `read_at_least` positions or more were read, _skipped_s at 0, the
-   promise kept. 0, or -1 an error */
-static int chosen(PyObject *policy, PyObject *got, long B, double t0, long read_at_least) {
+   promise kept. `own_read`: the policy's class measures it with BatchedChoice's own method, made here unless the
+   policy holds one of its own (a test's pin); else the method is called (a Python call, about 1 us between two
+   passes). 0, or -1 an error */
+static int chosen(PyObject *policy, PyObject *got, long B, double t0, long read_at_least, int own_read) {
     const long read = PyLong_AsLong(PyTuple_GET_ITEM(got, 4));
     if (read == -1 && PyErr_Occurred()) return -1;
-    PyObject *x = NULL, *promise = NULL;
+    PyObject *x = NULL, *promise = NULL, **dict = own_read ? _PyObject_GetDictPtr(policy) : NULL;
     int rc = -1;
-    if (read >= read_at_least) { /* (the policy's method: a test pins what it measures) */
-        PyObject *none = NULL;
-        if ((x = PyFloat_FromDouble((perf_counter() - t0) / (double)read)))
-            none = PyObject_CallMethodOneArg(policy, s_observe_read, x);
-        if (!none) goto done;
-        Py_DECREF(none);
+    if (read >= read_at_least) {
+        const double seconds = (perf_counter() - t0) / (double)read;
+        if (own_read && dict && *dict && !PyDict_GetItemWithError(*dict, s_observe_read)) {
+            double was; /* (BatchedChoice._observe_read: a running mean, the first reading taken whole) */
+            if (PyErr_Occurred() || double_attr(policy, s_read_s, &was) < 0 ||
+                !(x = PyFloat_FromDouble(was == 0.0 ? seconds : 0.7 * was + 0.3 * seconds)) ||
+                set_attr(policy, s_read_s, x) < 0)
+                goto done;
+        } else {
+            PyObject *none = NULL;
+            if (!PyErr_Occurred() && (x = PyFloat_FromDouble(seconds)))
+                none = PyObject_CallMethodOneArg(policy, s_observe_read, x);
+            if (!none) goto done;
+            Py_DECREF(none);
+        }
         Py_CLEAR(x);
     }
     if (!(x = PyFloat_FromDouble(0.0)) || set_attr(policy, s_skipped_s, x) < 0) goto done;
@@ -252,7 +263,8 @@ done:
    measures its time per position read (_observe_read), the promise is kept for the pass's
    judgement (_promised: rows, tokens per second, the choice's seconds since t0, a time.perf_counter() reading, tokens
    expected), _skipped_s starts again -- and only the draft lengths are returned (a list): in Python, after the C call,
-   it took 3-6 us of a choice between two passes at B = 2 on the C backend. */
+   it took 3-6 us of a choice between two passes at B = 2 on the C backend. priced_choice is both (`keep` 0: the
+   tuple; 1: a chosen draft kept, its reading measured by the policy's method; 2: by BatchedChoice's own, chosen). */
 static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cost, long B, int keep, double t0,
                                long read_at_least) {
     if (!PyList_Check(states) || PyList_GET_SIZE(states) != B) {
@@ -355,7 +367,7 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
         goto done;
     }
     if (keep && PyLong_AsLong(PyTuple_GET_ITEM(got, 0)) > 0) {
-        if (chosen(policy, got, B, t0, read_at_least) < 0) goto done;
+        if (chosen(policy, got, B, t0, read_at_least, keep == 2) < 0) goto done;
         result = Py_NewRef(PyTuple_GET_ITEM(got, 1));
         goto done;
     }
@@ -559,7 +571,7 @@ done:
     return rc;
 }
 
-/* choose_batch(policy, read_at_least, states, verifier): BatchedChoice.choose_batch where its common case is decided
+/* choose_batch(policy, read_at_least, own_read, states, verifier): BatchedChoice.choose_batch where its common case is decided
    here -- the batch's cost already found for B rows (_cost_for), no held "no draft" or hold on, no padded choice
    standing, counts seen, a fused pass -- as choose_priced(policy, states, cost, B, t0, read_at_least) after the
    method's resets (the promise, the iteration's time and tokens) and the cost kept as the last one; a choice that
@@ -567,13 +579,14 @@ done:
    itself. (A Python method between two passes, its frame and first lines read cold, cost 4-6 us of a choice at B = 2
    on the C backend.) */
 static PyObject *choose_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "choose_batch(policy, read_at_least, states, verifier)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "choose_batch(policy, read_at_least, own_read, states, verifier)");
         return NULL;
     }
-    PyObject *policy = args[0], *states = args[2], *verifier = args[3], *x = NULL, *cost = NULL, *got = NULL;
+    PyObject *policy = args[0], *states = args[3], *verifier = args[4], *x = NULL, *cost = NULL, *got = NULL;
     const long read_at_least = PyLong_AsLong(args[1]);
-    if (read_at_least == -1 && PyErr_Occurred()) return NULL;
+    const int own_read = PyObject_IsTrue(args[2]);
+    if ((read_at_least == -1 && PyErr_Occurred()) || own_read < 0) return NULL;
     const int common = PyList_Check(states) ? common_choice(policy, (long)PyList_GET_SIZE(states), &cost) : 0;
     const long B = common > 0 ? (long)PyList_GET_SIZE(states) : 0;
     if (common < 0) return NULL;
@@ -585,7 +598,7 @@ static PyObject *choose_batch(PyObject *self, PyObject *const *args, Py_ssize_t 
         goto done;
     Py_CLEAR(x);
     const double t0 = perf_counter();
-    if (!(got = priced_choice(policy, states, cost, B, 1, t0, read_at_least))) goto done;
+    if (!(got = priced_choice(policy, states, cost, B, 1 + own_read, t0, read_at_least))) goto done;
     if (PyList_Check(got)) {
         result = got;
         got = NULL;

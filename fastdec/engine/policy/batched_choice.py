@@ -267,8 +267,8 @@ class BatchedChoice:
             return self.take_held_step, self.choose_batch, self.observe_batch_pass
         return (partial(native.take_held_step, self) if cls.take_held_step is BatchedChoice.take_held_step
                 else self.take_held_step,
-                partial(native.choose_batch, self, _READ_AT_LEAST) if cls.choose_batch is BatchedChoice.choose_batch
-                else self.choose_batch,
+                partial(native.choose_batch, self, _READ_AT_LEAST, cls._observe_read is BatchedChoice._observe_read)
+                if cls.choose_batch is BatchedChoice.choose_batch else self.choose_batch,
                 partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
                 if cls.observe_batch_pass is BatchedChoice.observe_batch_pass else self.observe_batch_pass)
 
