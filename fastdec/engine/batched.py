@@ -310,7 +310,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     t0 = clock()
     if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
         policy.prepare(ver, B)
-        take_held_step, choose, observe = policy.batch_calls()  # (its calls an iteration)
+        step, observe = policy.batch_calls()  # (its two calls an iteration)
         policy_s = clock() - t0
         timer.lap("other")
     with torch.inference_mode():
@@ -340,26 +340,28 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             act = [states[b] for b in active]
             js = [len(st.prefix) - 1 for st in act]
             drafts: List[List[int]] = [[] for _ in act]
-            t0 = clock()
             start_s = drafter_s = None  # (the drafter's start and call, shown to the policy after the pass)
             started = drafted_rows = 0
-            held = policy is not None and drafter is not None and take_held_step(len(act))
-            if held:  # a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
-                owed += 1
-                policy_s += clock() - t0
-            elif drafter is not None:
-                if owed:
-                    write_held()
+            held = False
+            if drafter is not None:
                 for st, j in zip(act, js):
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
                     t0 = clock()
-                    chosen = choose(act, ver)
+                    chosen = step(act, ver)
                     policy_s += clock() - t0
-                    for st, n, b in zip(act, chosen, active):
-                        st.max_draft = n
-                        stats[b].planned.append(n)
-                    timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both are measured)
+                    # None: a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
+                    held = chosen is None
+                    if held:
+                        owed += 1
+                    else:
+                        if owed:
+                            write_held()
+                        for st, n, b in zip(act, chosen, active):
+                            st.max_draft = n
+                            stats[b].planned.append(n)
+                        timer.lap("other")  # the choice is neither the drafter's nor the pass's cost (both measured)
+            if drafter is not None and not held:
                 want = [r for r, st in enumerate(act) if st.max_draft > 0]
                 if want:
                     if policy is not None:

@@ -95,4 +95,6 @@ class ReplayedChoices:
     observe_batch_pass = observe_iteration
 
     def batch_calls(self):
-        return self.take_held_step, self.choose_batch, self.observe_batch_pass
+        def step(states, verifier):
+            return None if self.take_held_step(len(states)) else self.choose_batch(states, verifier)
+        return step, self.observe_batch_pass

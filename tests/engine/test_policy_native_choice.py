@@ -97,7 +97,7 @@ def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn", lo
             elif situation == "no counts":
                 policy.reach[1] = 0
             policy._iter_s, policy._iter_accepted, policy._skipped_s = 1e-3, 5, 2e-3
-            got = policy.batch_calls()[1](states, None)
+            got = policy.batch_calls()[0](states, None)
             left = (policy._last is cost, policy._iter_s, policy._iter_accepted, policy._batch_hold_len,
                     policy.batch_hold, policy._standing)
         else:
@@ -369,7 +369,7 @@ def test_the_batched_loop_s_c_call_measures_a_position_s_reading_as_the_method(b
         seen = []
         if pin:
             policy._observe_read = seen.append
-        choose = policy.batch_calls()[1]
+        choose = policy.batch_calls()[0]
         t0 = time.perf_counter()
         n = choose(states, None)
         return n, policy._read_s, seen, (time.perf_counter() - t0) / sum(n)  # (at least what a position took)
@@ -378,3 +378,17 @@ def test_the_batched_loop_s_c_call_measures_a_position_s_reading_as_the_method(b
     assert sum(n) >= 32 and 0.7 * before < read_s <= (most if before == 0.0 else 0.7 * before + 0.3 * most)
     n_pinned, read_pinned, seen, most = chosen(True)
     assert n_pinned == n and read_pinned == before and len(seen) == 1 and 0.0 < seen[0] <= most
+
+
+def test_the_batched_loop_s_calls_are_made_once_and_again_for_a_restored_policy():
+    """A policy makes the batched loop's calls once; a restored snapshot makes them again, bound to itself, and a
+    policy without the compiled choices gets its methods."""
+    policy = policy_with({4: (1e-4, 2e-5, 1e-5, 1e-3)}, horizon=8)
+    calls = policy.batch_calls()
+    assert policy.batch_calls() is calls
+    policy.restore(policy.snapshot())
+    again = policy.batch_calls()
+    assert again is not calls and all(getattr(c, "args", (policy,))[0] is policy for c in again)
+    policy._native = None
+    step, observe = policy.batch_calls()
+    assert step == policy._step and observe == policy.observe_batch_pass

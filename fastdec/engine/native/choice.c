@@ -47,7 +47,7 @@ static PyMethodDef methods[] = {
     {"rates", (PyCFunction)(void (*)(void))rates, METH_FASTCALL, "the rates by position from the counts"},
     {"observe_fused", (PyCFunction)(void (*)(void))observe_fused, METH_FASTCALL, "observe a drafted fused pass"},
     {"observe_batch", (PyCFunction)(void (*)(void))observe_batch, METH_FASTCALL, "count a batched pass, observe it"},
-    {"choose_batch", (PyCFunction)(void (*)(void))choose_batch, METH_FASTCALL, "a batch's draft lengths"},
+    {"batch_step", (PyCFunction)(void (*)(void))batch_step, METH_FASTCALL, "a held step, or a batch's draft lengths"},
     {"take_held_step", (PyCFunction)(void (*)(void))take_held_step, METH_FASTCALL, "whether a held step is taken"},
     {"new_batch", (PyCFunction)(void (*)(void))new_batch, METH_FASTCALL, "a new batch starts"},
     {NULL, NULL, 0, NULL},

@@ -1,5 +1,5 @@
 /* The batched choice with its terms made in C (priced_choice, choose_priced), the batched loop's choice call
-   (choose_batch) and held step (take_held_step), and a batch's start (new_batch).
+   and held step (batch_step, take_held_step), and a batch's start (new_batch).
    Part of choice.c (one translation unit: it includes this file after the parts above it). */
 
 /* The terms a batched choice prices with (BatchedChoice.choose_batch, MeasuredCosts), from the policy's own
@@ -493,35 +493,36 @@ fail:
 /* take_held_step(policy, rows): BatchedChoice.take_held_step -- whether the batched loop's next pass, over `rows` rows,
    is a greedy one the held "no draft" covers (counted here), else False (a hold that ran out or lost half its rows ended
    by the method _end_batch_hold). As a Python method, called before every choice, it took 1.5-2 us between two
-   passes at B = 2 on the C backend. */
-static PyObject *take_held_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+   passes at B = 2 on the C backend; held_step is the same for batch_step (1 held, 0 not, -1 an error). */
+static int held_step(PyObject *policy, long rows) {
     long hold, hold_rows, hold_len;
+    if (int_attr(policy, s_batch_hold, &hold) < 0) return -1;
+    if (hold) {
+        if (int_attr(policy, s_batch_hold_rows, &hold_rows) < 0) return -1;
+        /* (Python's floor division, for a row count that is not negative) */
+        const long half = hold_rows >= 0 ? hold_rows / 2 : -((-hold_rows + 1) / 2);
+        if (rows > half) return set_long(policy, s_batch_hold, hold - 1) < 0 ? -1 : 1;
+    }
+    if (int_attr(policy, s_batch_hold_len, &hold_len) < 0) return -1;
+    if (hold_len) {
+        PyObject *none = PyObject_CallMethodNoArgs(policy, s_end_batch_hold);
+        if (!none) return -1;
+        Py_DECREF(none);
+    }
+    return 0;
+}
+
+static PyObject *take_held_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "take_held_step(policy, rows)");
         return NULL;
     }
-    PyObject *policy = args[0];
     const long rows = PyLong_AsLong(args[1]);
-    if ((rows == -1 && PyErr_Occurred()) || int_attr(policy, s_batch_hold, &hold) < 0) return NULL;
-    if (hold) {
-        if (int_attr(policy, s_batch_hold_rows, &hold_rows) < 0) return NULL;
-        /* (Python's floor division, for a row count that is not negative) */
-        const long half = hold_rows >= 0 ? hold_rows / 2 : -((-hold_rows + 1) / 2);
-        if (rows > half) {
-            if (set_long(policy, s_batch_hold, hold - 1) < 0) return NULL;
-            Py_RETURN_TRUE;
-        }
-    }
-    if (int_attr(policy, s_batch_hold_len, &hold_len) < 0) return NULL;
-    if (hold_len) {
-        PyObject *none = PyObject_CallMethodNoArgs(policy, s_end_batch_hold);
-        if (!none) return NULL;
-        Py_DECREF(none);
-    }
-    Py_RETURN_FALSE;
+    const int held = rows == -1 && PyErr_Occurred() ? -1 : held_step(args[0], rows);
+    return held < 0 ? NULL : PyBool_FromLong(held);
 }
 
-/* whether choose_batch's common case holds for B rows (1: *cost, a new reference, the batch's cost), as the method
+/* whether batch_step's common case holds for B rows (1: *cost, a new reference, the batch's cost), as the method
    checks it: a fused pass, no hold on, no "no draft" held, no padded choice standing, counts seen, the cost found
    already. 0 not, -1 an error */
 static int common_choice(PyObject *policy, long B, PyObject **cost) {
@@ -571,23 +572,34 @@ done:
     return rc;
 }
 
-/* choose_batch(policy, read_at_least, own_read, states, verifier): BatchedChoice.choose_batch where its common case is decided
+/* batch_step(policy, read_at_least, own_read, states, verifier): the batched loop's call before its pass (BatchedChoice
+   .batch_calls): None where the held "no draft" covers the pass (take_held_step), else the rows' draft lengths as
+   BatchedChoice.choose_batch chooses them, where its common case is decided
    here -- the batch's cost already found for B rows (_cost_for), no held "no draft" or hold on, no padded choice
    standing, counts seen, a fused pass -- as choose_priced(policy, states, cost, B, t0, read_at_least) after the
    method's resets (the promise, the iteration's time and tokens) and the cost kept as the last one; a choice that
    chose no draft, or could not choose yet, goes on in the method's _priced_in_c, and any other case in the method
    itself. (A Python method between two passes, its frame and first lines read cold, cost 4-6 us of a choice at B = 2
    on the C backend.) */
-static PyObject *choose_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *batch_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "choose_batch(policy, read_at_least, own_read, states, verifier)");
+        PyErr_SetString(PyExc_TypeError, "batch_step(policy, read_at_least, own_read, states, verifier)");
         return NULL;
     }
     PyObject *policy = args[0], *states = args[3], *verifier = args[4], *x = NULL, *cost = NULL, *got = NULL;
     const long read_at_least = PyLong_AsLong(args[1]);
     const int own_read = PyObject_IsTrue(args[2]);
     if ((read_at_least == -1 && PyErr_Occurred()) || own_read < 0) return NULL;
-    const int common = PyList_Check(states) ? common_choice(policy, (long)PyList_GET_SIZE(states), &cost) : 0;
+    if (!PyList_Check(states)) {
+        PyErr_SetString(PyExc_TypeError, "states must be a list");
+        return NULL;
+    }
+    const int held = held_step(policy, (long)PyList_GET_SIZE(states));
+    if (held) {
+        if (held < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    const int common = common_choice(policy, (long)PyList_GET_SIZE(states), &cost);
     const long B = common > 0 ? (long)PyList_GET_SIZE(states) : 0;
     if (common < 0) return NULL;
     if (!common) return PyObject_CallMethodObjArgs(policy, s_choose_batch, states, verifier, NULL);

@@ -257,20 +257,28 @@ class BatchedChoice:
         super().observe_pass(seconds, drafted)
 
     def batch_calls(self):
-        """The batched loop's calls an iteration, ``(take_held_step, choose, observe)``: :meth:`take_held_step`,
-        :meth:`choose_batch` and :meth:`observe_batch_pass`, or where the compiled choices are at hand (and the method
-        is not overridden) a C function that makes its common case in C and calls the method for the rest
-        (``native/choice.c``'s ``take_held_step``, ``choose_batch`` and ``observe_batch``): a Python method's frame and
-        first lines, read cold after a pass, cost 4-6 us of a choice at B = 2 on the C backend."""
-        native, cls = self._native, type(self)
-        if native is None:
-            return self.take_held_step, self.choose_batch, self.observe_batch_pass
-        return (partial(native.take_held_step, self) if cls.take_held_step is BatchedChoice.take_held_step
-                else self.take_held_step,
-                partial(native.choose_batch, self, _READ_AT_LEAST, cls._observe_read is BatchedChoice._observe_read)
-                if cls.choose_batch is BatchedChoice.choose_batch else self.choose_batch,
-                partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
-                if cls.observe_batch_pass is BatchedChoice.observe_batch_pass else self.observe_batch_pass)
+        """The batched loop's two calls an iteration, ``(step, observe)``: ``step(states, verifier)``, None where the
+        held "no draft" covers the next pass (:meth:`take_held_step`), else the rows' draft lengths
+        (:meth:`choose_batch`); ``observe``, :meth:`observe_batch_pass`. Where the compiled choices are at hand (and
+        those methods are not overridden) C functions that make their common case in C and call the methods for the
+        rest (``native/choice.c``'s ``batch_step`` and ``observe_batch``): a Python method's frame and first lines,
+        read cold after a pass, cost 4-6 us of a choice at B = 2 on the C backend. Made once a policy (a snapshot
+        leaves them out)."""
+        native, cls, made = self._native, type(self), self._calls
+        if made is not None and made[0] is native and made[1] is cls:
+            return made[2]
+        own = (cls.take_held_step is BatchedChoice.take_held_step and cls.choose_batch is BatchedChoice.choose_batch)
+        calls = (partial(native.batch_step, self, _READ_AT_LEAST, cls._observe_read is BatchedChoice._observe_read)
+                 if native is not None and own else self._step,
+                 partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
+                 if native is not None and cls.observe_batch_pass is BatchedChoice.observe_batch_pass
+                 else self.observe_batch_pass)
+        self._calls = (native, cls, calls)
+        return calls
+
+    def _step(self, states, verifier) -> Optional[List[int]]:
+        """:meth:`batch_calls`'s ``step`` by the methods."""
+        return None if self.take_held_step(len(states)) else self.choose_batch(states, verifier)
 
     def observe_batch_pass(self, states, asked: Sequence[int], seconds: Optional[float], drafted: Sequence[int],
                            start_s: Optional[float] = None, start_rows: int = 0, drafter_s: Optional[float] = None,

@@ -57,6 +57,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         # the choices in C (native_choice: the batched choice on a fused pass, the batch-1 counting and choice); None:
         # the Python loops, which make the same choices
         self._native = native_choice.choice_module()
+        self._calls = None  # the batched loop's calls, made once (BatchedChoice.batch_calls)
         self._deepest = 0  # the deepest position counted so far
         # observations since the last refresh, by where they end: reached up to position m (``_ends[m]``), accepted up
         # to m (``_gots[m]``), and the same for first drafts; :meth:`_refresh` adds them to the counts by position, so
@@ -160,6 +161,8 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         decode starts each from the same policy: otherwise a later decode would choose with what an earlier one
         learned of the very same sentences."""
         memo = {id(self.__dict__[a]): self.__dict__[a] for a in ("_prepared_for", "_native")}
+        if self._calls is not None:  # (the loop's calls are bound to this policy: made again after a restore)
+            memo[id(self._calls)] = None
         return copy.deepcopy(dict(self.__dict__), memo)
 
     def restore(self, snapshot: dict) -> None:
