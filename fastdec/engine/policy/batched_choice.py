@@ -59,11 +59,10 @@ class BatchedChoice:
         a row count that stopped drafting is judged by no new pass, and one pass that gave 0.5 of its promise (the
         first drafted pass of 4 rows on the fast backend) kept every later batch of 4 greedy, at 0.97x greedy where
         fixed IAD was at 1.18x. A row count whose drafts do not pay drafts again a few batches later, judged afresh."""
-        f, judged, realized = _JUDGED_FADE, self._judged, self._realized
-        for key, (got, expected, seconds, promised_s) in judged.items():  # (_store_judged's numbers, its call saved)
-            got, seconds = expected - f * (expected - got), promised_s + f * (seconds - promised_s)
-            judged[key] = (got, expected, seconds, promised_s)  # (a value replaced: the dict's keys do not change)
-            realized[key] = (got / expected) * (promised_s / seconds)
+        f = _JUDGED_FADE  # (without the compiled choices: with them, native/choice.c's new_batch does this)
+        for key, (got, expected, seconds, promised_s) in list(self._judged.items()):
+            self._store_judged(key, (expected - f * (expected - got), expected, promised_s + f * (seconds - promised_s),
+                                     promised_s))
 
     def _store_judged(self, key: int, sums: tuple) -> None:
         """Keep a row class's judged sums ``(tokens got, tokens expected, seconds spent, seconds promised)`` and the
