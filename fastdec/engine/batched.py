@@ -309,8 +309,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
     timer.start()
     t0 = clock()
     if policy is not None:  # (its time is the batch's: a measurement it makes is the warm-up's)
-        policy.prepare(ver, B)
-        step, observe = policy.batch_calls()  # (its two calls an iteration)
+        start, step, observe = policy.batch_calls()  # (its calls a batch and an iteration)
+        start(ver, B)
         policy_s = clock() - t0
         timer.lap("other")
     with torch.inference_mode():

@@ -133,6 +133,8 @@ def draft_verify_accept(
     # an iteration just before it makes the next choice: one call after another, for a call between two passes of
     # the C backend costs 3-4 times what it costs beside the others (the pass leaves the caches cold)
     prepare = policy is not None
+    if prepare:
+        start, choose, observe = policy.sentence_calls()  # (its calls a sentence and an iteration)
     if prepare and policy.cost is None:
         policy.prepare(verifier, 1)
         policy_s, prepare = timer.lap("other"), False
@@ -163,14 +165,14 @@ def draft_verify_accept(
             elif policy is not None:
                 t0 = clock()
                 if prepare:
-                    policy.prepare(verifier, 1)
+                    start(verifier)
                     prepare = False
                 if drafter is not None:
                     if policy.hold:  # a "no draft" the policy said holds for this many greedy steps
                         policy.hold -= 1
                         state.max_draft, held = 0, True
                     else:
-                        state.max_draft = policy.choose(state, verifier)
+                        state.max_draft = choose(state)
                     stats.planned.append(state.max_draft)
                 policy_s += clock() - t0
             # ---------------- draft
@@ -196,10 +198,10 @@ def draft_verify_accept(
             if policy is not None and not held:
                 t0 = clock()
                 asked = state.max_draft if drafter is not None else 0
-                policy.observe_iteration(state, k, state.last_accepted, verify_s, drafter_s, asked, start_s, finished)
+                observe(state, k, state.last_accepted, verify_s, drafter_s, asked, start_s, finished)
                 if not finished and drafter is not None and not policy.hold:
                     state.max_draft = min(max_len - len(prefix) + 1, cap_draft)
-                    chosen = policy.choose(state, verifier)
+                    chosen = choose(state)
                 policy_s += clock() - t0
         stats.iterations = state.iteration
         if policy is not None:

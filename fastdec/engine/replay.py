@@ -13,6 +13,7 @@ Outputs stay lossless whatever is replayed: a draft length only shortens a draft
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Dict, List, Sequence, Tuple
 
 __all__ = ["ReplayedChoices"]
@@ -94,7 +95,10 @@ class ReplayedChoices:
     observe = observe_rows = observe_start = observe_drafter = observe_pass = observe_greedy_pass = observe_iteration
     observe_batch_pass = observe_iteration
 
+    def sentence_calls(self):
+        return partial(self.prepare, batch=1), self.choose, self.observe_iteration
+
     def batch_calls(self):
         def step(states, verifier):
             return None if self.take_held_step(len(states)) else self.choose_batch(states, verifier)
-        return step, self.observe_batch_pass
+        return self.prepare, step, self.observe_batch_pass

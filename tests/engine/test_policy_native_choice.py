@@ -5,6 +5,7 @@ batch's start, each leaving what the Python methods leave; and the Python loop w
 import time
 
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from helpers.policy import Watched, batch_policy, fused_case, policy_with, projection_rows, rows_of
@@ -97,7 +98,7 @@ def _choose(c, extra, python: bool, seen_before=None, rows: str = "as drawn", lo
             elif situation == "no counts":
                 policy.reach[1] = 0
             policy._iter_s, policy._iter_accepted, policy._skipped_s = 1e-3, 5, 2e-3
-            got = policy.batch_calls()[0](states, None)
+            got = policy.batch_calls()[1](states, None)
             left = (policy._last is cost, policy._iter_s, policy._iter_accepted, policy._batch_hold_len,
                     policy.batch_hold, policy._standing)
         else:
@@ -369,7 +370,7 @@ def test_the_batched_loop_s_c_call_measures_a_position_s_reading_as_the_method(b
         seen = []
         if pin:
             policy._observe_read = seen.append
-        choose = policy.batch_calls()[0]
+        choose = policy.batch_calls()[1]
         t0 = time.perf_counter()
         n = choose(states, None)
         return n, policy._read_s, seen, (time.perf_counter() - t0) / sum(n)  # (at least what a position took)
@@ -390,5 +391,36 @@ def test_the_batched_loop_s_calls_are_made_once_and_again_for_a_restored_policy(
     again = policy.batch_calls()
     assert again is not calls and all(getattr(c, "args", (policy,))[0] is policy for c in again)
     policy._native = None
-    step, observe = policy.batch_calls()
-    assert step == policy._step and observe == policy.observe_batch_pass
+    start, step, observe = policy.batch_calls()
+    assert start == policy.prepare and step == policy._step and observe == policy.observe_batch_pass
+
+
+@pytest.mark.parametrize("measured", [(), (1,), (4,), (8,), (2, 16)])
+@pytest.mark.parametrize("prepared", [False, True])
+def test_the_batched_loop_s_c_start_of_a_batch_leaves_what_prepare_leaves(measured, prepared):
+    """The batched loop's start of a batch in C (``batch_calls``) starts the batch as ``prepare`` does and reads the
+    costs where none was measured at its rows or more, by the same calls of ``load_costs``."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python method starts a batch")
+
+    class Cpu:
+        device = torch.device("cpu")
+    verifier, left = Cpu(), []
+    for python in (False, True):
+        policy = policy_with({B: (1e-4, 2e-5, 1e-5, 1e-3) for B in measured}, horizon=8)
+        if prepared:
+            policy._prepared_for = verifier
+        policy._waiting_iterations = [(2, 1, True, 1, 2, 1e-3, 2e-5, None)]
+        policy._store_judged(3, (1.0, 2.0, 3e-3, 2e-3))
+        loaded = []
+
+        def reading(v, b, policy=policy, loaded=loaded):  # (load_costs, where it reads: no cost at b rows or more)
+            if max(policy._costs, default=0) < b:
+                loaded.append((v is verifier, b))
+        policy.load_costs = reading
+        if python:
+            policy._native = None
+        policy.batch_calls()[0](verifier, 4)
+        left.append(repr((loaded, policy._prepared_for is verifier, policy._rows_fused, policy._judged,
+                          policy._realized, policy._waiting_iterations, policy._batch_greedy, policy._stale)))
+    assert left[0] == left[1]

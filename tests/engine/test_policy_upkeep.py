@@ -4,10 +4,14 @@ more (a sentence's last iteration counts for the input only), a model's weights 
 and the policy's time at a sentence's start is the sentence's."""
 import time
 
+import pytest
 import torch
 from helpers.policy import State, accepted_at, policy_with, synthetic_cost
+from helpers.properties import property_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fastdec.engine.policy import batch_one, cost_cache
+from fastdec.engine.policy import batch_one, cost_cache, native_choice
 from fastdec.engine import InputCopyDrafter, accept_top1
 from fastdec.engine.batched import decode_batched
 from fastdec.engine.loop import draft_verify_accept
@@ -298,3 +302,205 @@ def test_the_rows_a_pass_projects_are_counted_as_the_exact_rule_projects_them():
         policy.reach[1] = 1e9  # (no refresh due)
         one.count_batch(policy, states, [max(n, 1) for n, _ in seen])
         assert policy._pass_projected == sum(g - 1 for g in project.given)
+
+
+@st.composite
+def waiting_iterations(draw):
+    """Batch-1 iterations waiting to be counted (``BatchOneChoice._waiting_iterations``' tuples: the deepest position
+    reached, those accepted, a sentence's first draft, tokens accepted, drafted, the pass's, drafter call's and start's
+    seconds), and what the policy holds before they are counted: the drafter's costs measured at one row or not, a
+    cost or none, a batched choice's promise waiting or not, and the rows counted since the rates' last refresh."""
+    items = []
+    for _ in range(draw(st.integers(1, 40))):
+        drafted = draw(st.integers(0, 14))
+        accepted = draw(st.integers(0, drafted))
+        top = min(accepted + 1, drafted, 12) if drafted else draw(st.sampled_from([0, 1]))
+        items.append((top, min(accepted, top), top > 0 and draw(st.booleans()), accepted, drafted,
+                      draw(st.sampled_from([1e-4, 2.5e-4, 7e-4])), draw(st.sampled_from([None, 1e-5, 3e-5])),
+                      draw(st.sampled_from([None, None, None, 4e-5]))))
+    return (items, draw(st.sampled_from([{}, {1: 2e-5}, {2: 5e-5}])), draw(st.sampled_from([{}, {1: 1e-5}])),
+            draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from([0, 240, 248])))
+
+
+@property_settings(4)  # (cheap: a few dozen iterations)
+@given(case=waiting_iterations())
+def test_waiting_iterations_counted_in_c_leave_what_python_leaves_bit_for_bit(case):
+    """The batch-1 iterations that waited, counted in one C call (the drafter's starts and calls, the input's counts
+    with the rates refreshed where due, each pass into the greedy step or the fit), leave the policy as the Python loop
+    leaves it, bit for bit; a batched choice's promise waiting to be judged is left to the Python loop."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: Python counts the iterations")
+    items, drafter_s, start_s, has_cost, promise, stale = case
+
+    def counted(python: bool) -> str:
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+        accepted_at(policy, 800)
+        policy._drafter_s, policy._start_s, policy._stale = dict(drafter_s), dict(start_s), stale
+        if not has_cost:
+            policy.cost = None
+        if promise:
+            policy._promised = (1, 5e3, 1e-6, 2.0)
+        if python:
+            policy._native = None
+        policy._waiting_iterations = list(items)
+        policy._flush_iterations()
+        return repr([getattr(policy, a) for a in (
+            "_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_version", "_fold_top", "_deepest",
+            "_iter_accepted", "reach", "acc", "q", "q_first", "_first_p", "_first_e", "_drafter_s", "_start_s",
+            "_greedy", "extra_fixed", "extra_factor", "_promised", "_judged", "_realized", "_waiting_iterations")]
+            + [policy._fit.sums, policy._fit.line])
+
+    assert counted(python=False) == counted(python=True)
+
+
+@property_settings(4)  # (cheap: a few dozen iterations)
+@given(iterations=st.lists(st.tuples(st.integers(0, 14), st.floats(0.0, 1.0), st.sampled_from([None, 2e-5]),
+                                     st.integers(0, 5), st.booleans()), min_size=33, max_size=60),
+       known=st.sampled_from([0.0, 3.0, 1000.0]))
+def test_the_loop_s_c_call_counts_an_iteration_as_the_method_does(iterations, known):
+    """The batch-1 loop's call after an iteration in C (``sentence_calls``) leaves the sentences' counts, the
+    iterations waiting and, once they are counted, the input's counts, rates and costs as the Python method leaves them,
+    bit for bit: a sentence's first and last iterations, a proposal shorter than asked or none, the first iterations
+    counted at once (few counts known) and later ones waiting for 32 or a quarter of the input's counts."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python method counts")
+
+    def counted(python: bool) -> list:
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+        policy.reach[1:11] = [known] * 10
+        policy.acc[1:11] = [0.8 * known] * 10
+        policy._refresh()
+        if python:
+            policy._native = None
+        observe, state, seen = policy.sentence_calls()[2], State(12), []
+        assert (observe == policy.observe_iteration) == python
+        for asked, share, drafter_s, start, last in iterations:
+            drafted = int(asked * share)  # (a proposal shorter than asked, or none)
+            observe(state, drafted, int(drafted * share), 2e-4 + 3e-5 * drafted, drafter_s, asked,
+                    1e-5 * start if start else None, last)
+            seen.append(repr((state.extra.get("policy_counts"), policy._waiting_iterations, policy._stale,
+                              policy.reach, policy._ends, policy._drafter_s, policy.extra_factor)))
+            if last:
+                state = State(12)
+        policy._flush_iterations()
+        return seen + [repr([getattr(policy, a) for a in ("_ends", "_gots", "_ends_first", "_gots_first", "_stale",
+                                                          "_version", "reach", "acc", "q", "q_first", "_drafter_s",
+                                                          "_start_s", "_greedy", "extra_fixed", "extra_factor")])]
+
+    assert counted(python=False) == counted(python=True)
+
+
+@st.composite
+def sentence_choices(draw):
+    """A batch-1 choice's situation: the input's rate and a drafted token's cost, the drafter's costs measured at one
+    row or not, its drafter started or not, a "no draft" held or none, a first choice standing (how many uses it has
+    left, and what it was made with against the costs now: as they are, or just past the half or twice they may move
+    by), the greedy time counted towards a probe, and a sequence of iterations to choose for (each a limit and the
+    share of its draft accepted, counted before the next choice)."""
+    return dict(rate=draw(st.sampled_from([0, 200, 600, 900, 990])),
+                per_token=draw(st.sampled_from([2e-6, 3e-5, 2e-4])),
+                drafter=draw(st.sampled_from([{}, {1: 1e-5}, {2: 3e-5}])),
+                start=draw(st.sampled_from([{}, {1: 2e-5}])),
+                started=draw(st.booleans()), held=draw(st.booleans()), stands=draw(st.sampled_from([None, 0, 1, 15])),
+                made=draw(st.tuples(st.sampled_from([1.0, 0.495, 2.1]), st.sampled_from([1.0, 0.45, 2.1]))),
+                skipped=draw(st.sampled_from([0.0, 1e-3])),
+                steps=draw(st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0.0, 0.3, 1.0])), min_size=1,
+                                    max_size=8)))
+
+
+@property_settings(4)  # (cheap: a few choices)
+@given(c=sentence_choices())
+def test_the_loop_s_c_choice_chooses_what_the_method_chooses(c):
+    """The batch-1 loop's choice in C (``sentence_calls``: its common case -- the sentence's own counts, or a
+    standing first choice -- in C, the rest by the method) chooses every draft length the Python method chooses and
+    leaves the standing answers, held "no draft", probe budget and counts as the method leaves them, bit for bit."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python method chooses")
+
+    def chosen(python: bool) -> list:
+        policy = policy_with({1: (1e-4, c["per_token"], 1e-5, 2e-4)}, horizon=16)
+        if c["rate"]:
+            accepted_at(policy, c["rate"])
+        policy._drafter_s, policy._start_s = dict(c["drafter"]), dict(c["start"])
+        if python:
+            policy._native = None
+        _, choose, observe = policy.sentence_calls()
+        state, seen = State(16), []
+        if c["started"]:
+            state.extra["drafter_started"] = True
+        if c["stands"] is not None and c["rate"]:
+            fresh_answer(policy, 16)
+            left, upto, (base, factor) = policy._first_stands[policy.margin]
+            policy._first_stands[policy.margin] = (c["stands"], upto, (base * c["made"][0], factor * c["made"][1]))
+        policy._skipped_s = c["skipped"]
+        if c["held"]:
+            policy._skip = (policy._version, c["started"], 0, 2e-4, 1e-3)
+        for limit, share in c["steps"]:
+            state.max_draft = limit
+            n = choose(state)
+            seen.append(repr((n, policy._first_stands, policy._skip, policy._skipped_s, policy.hold)))
+            if n:
+                state.extra["drafter_started"] = True
+                observe(state, n, int(n * share), 2e-4 + c["per_token"] * n, 1e-5, n, None, False)
+        return seen
+
+    assert chosen(python=False) == chosen(python=True)
+
+
+@pytest.mark.parametrize("scale", [(1.0, 1.0), (0.505, 1.0), (0.495, 1.0), (1.98, 1.0), (2.02, 1.0), (1.0, 0.505),
+                                   (1.0, 0.495), (1.0, 1.98), (1.0, 2.02), (1.0, 1.0, 0)])
+def test_a_first_choice_stands_in_c_while_what_it_was_made_with_holds(scale):
+    """A sentence's first choice in C reads a standing answer while it has uses left and the drafter's and pass's
+    costs are within half and twice what it was made with (the start of the drafter counted), and leaves it to the
+    method to make again past that, as the method does."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python method chooses")
+    left = []
+    for python in (False, True):
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=16)
+        accepted_at(policy, 900)
+        policy._drafter_s, policy._start_s = {1: 1e-5}, {1: 4e-5}
+        fresh_answer(policy, 16)
+        stands, upto, (base, factor) = policy._first_stands[policy.margin]
+        policy._first_stands[policy.margin] = (scale[2] if len(scale) > 2 else stands, upto,
+                                               (base / scale[0], factor / scale[1]))
+        if python:
+            policy._native = None
+        n = policy.sentence_calls()[1](State(16))
+        left.append((n, policy._first_stands[policy.margin][0]))
+    within = 0.5 < scale[0] < 2.0 and 0.5 < scale[1] < 2.0 and len(scale) == 2
+    assert left[0] == left[1] and left[0][1] == (batch_one._STANDING - 2 if within else batch_one._STANDING - 1)
+
+
+class _CpuVerifier:
+    """What preparing a policy reads of a verifier: its device."""
+    device = torch.device("cpu")
+
+
+@pytest.mark.parametrize("hold", [0, 3])
+@pytest.mark.parametrize("held", [False, True])
+@pytest.mark.parametrize("seen", [False, True])
+@pytest.mark.parametrize("prepared", [False, True])
+def test_the_loop_s_c_start_of_a_sentence_leaves_what_prepare_leaves(hold, held, seen, prepared):
+    """The batch-1 loop's start of a sentence in C (``sentence_calls``) leaves the policy as ``prepare`` leaves it: a
+    hold ended or kept by the new sentence's first draft, a verifier it was not prepared for read, nothing else."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: the Python method starts a sentence")
+    verifier, left = _CpuVerifier(), []
+    for python in (False, True):
+        policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
+        if seen:
+            accepted_at(policy, 950)
+        policy._drafter_s, policy._start_s = {1: 1e-5}, {1: 2e-5}
+        if prepared:
+            policy.prepare(verifier, 1)
+        policy.hold, policy._skipped_s = hold, 1e-3
+        if held:
+            policy._skip = (policy._version, False, 2, 2e-4, 1e-3)
+        if python:
+            policy._native = None
+        policy.sentence_calls()[0](verifier)
+        left.append(repr([getattr(policy, a) for a in ("hold", "_skip", "_skipped_s", "_held_on", "_rows_fused",
+                                                        "_real_tokens_only", "_first_stands")]
+                         + [policy._prepared_for is verifier]))
+    assert left[0] == left[1]

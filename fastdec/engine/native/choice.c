@@ -35,6 +35,7 @@
 #include "choice_positions.c"
 #include "choice_priced.c"
 #include "choice_observe.c"
+#include "choice_sentence.c"
 
 static PyMethodDef methods[] = {
     {"count_sentence", (PyCFunction)(void (*)(void))count_sentence, METH_FASTCALL, "count a sentence's iteration"},
@@ -50,6 +51,11 @@ static PyMethodDef methods[] = {
     {"batch_step", (PyCFunction)(void (*)(void))batch_step, METH_FASTCALL, "a held step, or a batch's draft lengths"},
     {"take_held_step", (PyCFunction)(void (*)(void))take_held_step, METH_FASTCALL, "whether a held step is taken"},
     {"new_batch", (PyCFunction)(void (*)(void))new_batch, METH_FASTCALL, "a new batch starts"},
+    {"start_batch", (PyCFunction)(void (*)(void))start_batch, METH_FASTCALL, "a batch starts"},
+    {"start_sentence", (PyCFunction)(void (*)(void))start_sentence, METH_FASTCALL, "a sentence starts"},
+    {"choose_one", (PyCFunction)(void (*)(void))choose_one, METH_FASTCALL, "a sentence's next draft length"},
+    {"observe_iteration", (PyCFunction)(void (*)(void))observe_iteration, METH_FASTCALL, "count an iteration"},
+    {"flush_iterations", (PyCFunction)(void (*)(void))flush_iterations, METH_FASTCALL, "count waiting iterations"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -86,7 +92,11 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_choose_batch, "choose_batch"}, {&s_priced_in_c, "_priced_in_c"},
                  {&s_observe_handed_back, "_observe_handed_back"}, {&s_batch_hold, "batch_hold"},
                  {&s_batch_hold_rows, "_batch_hold_rows"}, {&s_end_batch_hold, "_end_batch_hold"},
-                 {&s_waiting_iterations, "_waiting_iterations"}, {&s_flush_iterations, "_flush_iterations"}};
+                 {&s_waiting_iterations, "_waiting_iterations"}, {&s_flush_iterations, "_flush_iterations"},
+                 {&s_skip, "_skip"}, {&s_first_stands, "_first_stands"}, {&s_least_after, "_least_after"},
+                 {&s_no_length_pays, "_no_length_pays"}, {&s_choose, "choose"}, {&s_prepared_for, "_prepared_for"},
+                 {&s_hold, "hold"}, {&s_new_sentence, "new_sentence"}, {&s_prepare, "prepare"},
+                 {&s_costs, "_costs"}, {&s_load_costs, "load_costs"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].name = PyUnicode_InternFromString(names[i].text))) return NULL;
     return PyModule_Create(&module);

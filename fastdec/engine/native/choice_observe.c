@@ -459,11 +459,7 @@ static int count_policy_rows(PyObject *policy, PyObject *states, PyObject *asked
         }
         for (int i = 0; i < 4; i++) Py_CLEAR(lists_o[i]);
         Py_CLEAR(reach);
-        if (counted && 4.0 * (double)stale >= reach_1) {
-            PyObject *none = PyObject_CallMethodNoArgs(policy, s_refresh);
-            if (!none) goto done;
-            Py_DECREF(none);
-        }
+        if (counted && 4.0 * (double)stale >= reach_1 && call_method(policy, s_refresh) < 0) goto done;
     }
     rc = 0;
 done:
@@ -562,3 +558,4 @@ static PyObject *observe_batch(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     return PyBool_FromLong(rc);
 }
+

@@ -3,9 +3,39 @@
    rates by position they read (fold, rates).
    Part of choice.c (one translation unit: it includes this file after the parts above it). */
 
-/* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): BatchOneChoice._best_length's loop
-   over a sentence with counts of its own -- the draft length 1 .. limit with the most expected tokens per second
-   above `best` (tokens per second), else 0 */
+/* BatchOneChoice._best_length's loop over a sentence with counts of its own (reach, acc): the draft length
+   1 .. limit with the most expected tokens per second above `best` (tokens per second), else 0, into *out.
+   0, or -1 an error */
+static int length_of(long limit, PyObject *reach, PyObject *acc, PyObject *q, PyObject *least, PyObject *table,
+                     const double w, const double base, const double factor, double best, long *out) {
+    double bar = factor * best, expected = 1.0, p = 1.0;
+    long best_n = 0;
+    for (long n = 1; n <= limit; n++) {
+        double seen, qn, got, low, t;
+        if (number_at(reach, n, &seen) < 0 || number_at(q, n, &qn) < 0) return -1;
+        if (seen != 0.0) {
+            if (number_at(acc, n, &got) < 0) return -1;
+            p *= (got + w * qn) / (seen + w);
+        } else {
+            p *= qn;
+        }
+        if (p < 0.01) break;
+        if (number_at(least, n - 1, &low) < 0) return -1;
+        if (p < bar * low) break; /* no position from n on can pay for its place: the values only fall */
+        expected += p;
+        if (number_at(table, n, &t) < 0) return -1;
+        const double rate = expected / (base + factor * t);
+        if (rate > best) {
+            best_n = n;
+            best = rate;
+            bar = factor * rate;
+        }
+    }
+    *out = best_n;
+    return 0;
+}
+
+/* best_length(limit, reach, acc, q, least, table, weight, base, factor, best): length_of */
 static PyObject *best_length(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 10) {
         PyErr_SetString(PyExc_TypeError, "best_length(limit, reach, acc, q, least, table, weight, base, factor, best)");
@@ -14,32 +44,11 @@ static PyObject *best_length(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (lists(args + 1, 5) < 0) return NULL;
     const long limit = PyLong_AsLong(args[0]);
     const double w = PyFloat_AsDouble(args[6]), base = PyFloat_AsDouble(args[7]), factor = PyFloat_AsDouble(args[8]);
-    double best = PyFloat_AsDouble(args[9]);
-    if (PyErr_Occurred()) return NULL;
-    PyObject *reach = args[1], *acc = args[2], *q = args[3], *least = args[4], *table = args[5];
-    double bar = factor * best, expected = 1.0, p = 1.0;
-    long best_n = 0;
-    for (long n = 1; n <= limit; n++) {
-        double seen, qn, got, low, t;
-        if (number_at(reach, n, &seen) < 0 || number_at(q, n, &qn) < 0) return NULL;
-        if (seen != 0.0) {
-            if (number_at(acc, n, &got) < 0) return NULL;
-            p *= (got + w * qn) / (seen + w);
-        } else {
-            p *= qn;
-        }
-        if (p < 0.01) break;
-        if (number_at(least, n - 1, &low) < 0) return NULL;
-        if (p < bar * low) break; /* no position from n on can pay for its place: the values only fall */
-        expected += p;
-        if (number_at(table, n, &t) < 0) return NULL;
-        const double rate = expected / (base + factor * t);
-        if (rate > best) {
-            best_n = n;
-            best = rate;
-            bar = factor * rate;
-        }
-    }
+    const double best = PyFloat_AsDouble(args[9]);
+    long best_n;
+    if (PyErr_Occurred() ||
+        length_of(limit, args[1], args[2], args[3], args[4], args[5], w, base, factor, best, &best_n) < 0)
+        return NULL;
     return PyLong_FromLong(best_n);
 }
 

@@ -12,7 +12,8 @@ static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_ex
     *s_fit_batch, *s_cost, *s_table, *s_fit, *s_ends, *s_gots, *s_ends_first, *s_gots_first, *s_stale, *s_reach,
     *s_version, *s_fold_top, *s_deepest, *s_refresh, *s_skipped_s, *s_observe_read, *s_batch_hold_len, *s_batch_skips, *s_standing, *s_cost_for,
     *s_choose_batch, *s_priced_in_c, *s_observe_handed_back, *s_batch_hold, *s_batch_hold_rows, *s_end_batch_hold,
-    *s_waiting_iterations, *s_flush_iterations;
+    *s_waiting_iterations, *s_flush_iterations,
+    *s_prepared_for, *s_prepare, *s_costs, *s_load_costs;
 
 static int double_attr(PyObject *obj, PyObject *name, double *out) {
     PyObject *x = attr_of(obj, name);
@@ -488,6 +489,44 @@ fail:
     Py_XDECREF(skips);
     Py_XDECREF(kept);
     return NULL;
+}
+
+/* start_batch(policy, fade, verifier, B): CostAwarePolicy.prepare(verifier, B) before a batch, where the policy was
+   prepared for this verifier: the batch's start (new_batch), and the costs read where none was measured at B rows or
+   more (the method load_costs); else the method prepare itself. (Three Python methods, their frames read cold after
+   a pass of the C backend, took 2-3 us a batch beside new_batch.) */
+static PyObject *start_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "start_batch(policy, fade, verifier, B)");
+        return NULL;
+    }
+    PyObject *policy = args[0], *verifier = args[2], *prepared = attr_of(policy, s_prepared_for), *costs = NULL,
+             *result = NULL, *key, *val;
+    const long B = PyLong_AsLong(args[3]);
+    if (!prepared || (B == -1 && PyErr_Occurred())) goto done;
+    if (prepared != verifier) {
+        result = PyObject_CallMethodObjArgs(policy, s_prepare, verifier, args[3], NULL);
+        goto done;
+    }
+    if (!(result = new_batch(self, args, 2))) goto done;
+    Py_CLEAR(result);
+    if (!(costs = attr_of(policy, s_costs))) goto done;
+    if (!PyDict_Check(costs)) {
+        PyErr_SetString(PyExc_TypeError, "the costs by batch size must be a dict");
+        goto done;
+    }
+    long most = PyDict_GET_SIZE(costs) ? LONG_MIN : 0; /* (max(self._costs, default=0)) */
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(costs, &pos, &key, &val)) {
+        const long k = PyLong_AsLong(key);
+        if (k == -1 && PyErr_Occurred()) goto done;
+        if (k > most) most = k;
+    }
+    result = most < B ? PyObject_CallMethodObjArgs(policy, s_load_costs, verifier, args[3], NULL) : Py_NewRef(Py_None);
+done:
+    Py_XDECREF(prepared);
+    Py_XDECREF(costs);
+    return result;
 }
 
 /* take_held_step(policy, rows): BatchedChoice.take_held_step -- whether the batched loop's next pass, over `rows` rows,

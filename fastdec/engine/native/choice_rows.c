@@ -29,6 +29,13 @@ static int set_attr(PyObject *obj, PyObject *name, PyObject *value) {
     return PyObject_SetAttr(obj, name, value);
 }
 
+/* obj.name(), its answer dropped: 0, or -1 an error */
+static int call_method(PyObject *obj, PyObject *name) {
+    PyObject *answer = PyObject_CallMethodNoArgs(obj, name);
+    Py_XDECREF(answer);
+    return answer ? 0 : -1;
+}
+
 /* item m of a list of numbers as a double (ints exactly, as Python's int + float converts them) */
 static int number_at(PyObject *list, Py_ssize_t m, double *out) {
     if (m >= PyList_GET_SIZE(list)) {

@@ -69,8 +69,12 @@ class BatchOneChoice:
 
     def _flush_iterations(self) -> None:
         """Count the batch-1 iterations :meth:`observe_iteration` kept waiting: the drafter's starts and calls, the
-        input's counts and the passes."""
+        input's counts and the passes (in C where the compiled choices are at hand: ``native/choice.c``'s
+        ``flush_iterations``, the same numbers; in Python 4-5 us an iteration between two passes of the C backend, a
+        quarter of the policy's time at batch 1)."""
         pending, self._waiting_iterations = self._waiting_iterations, []
+        if self._native is not None and self._native.flush_iterations(self, pending):
+            return  # (False: a batched choice's promise waits to be judged, by the loop below)
         for top, got, first, accepted, drafted, seconds, drafter_s, start_s in pending:
             if start_s is not None:
                 self.observe_start(start_s)
@@ -158,11 +162,16 @@ class BatchOneChoice:
         step = self._greedy.get(1, self.cost.step_s)  # (greedy_pass_s at one row)
         best_n = self._best_length(limit, started, state.extra.get("policy_counts"), step, self.margin)
         if best_n == 0:
-            n = min(self.probe_len, self.horizon)
-            probe_cost = self._probe_cost(self.extra_fixed + self.extra_factor * self._table[n], 1)
-            if self._probe_due(step, probe_cost):
-                return min(limit, n)
-            self._skip = (self._version, started, self._hold_for(step, probe_cost), step, probe_cost)
-            return 0
+            return self._no_length_pays(limit, started, step)
         self._skipped_s = 0.0
         return best_n
+
+    def _no_length_pays(self, limit: int, started: bool, step: float) -> int:
+        """:meth:`choose` where no draft length up to ``limit`` pays (a greedy step takes ``step`` seconds): a probe
+        where its budget is due, else 0, a "no draft" held while nothing it depends on changes."""
+        n = min(self.probe_len, self.horizon)
+        probe_cost = self._probe_cost(self.extra_fixed + self.extra_factor * self._table[n], 1)
+        if self._probe_due(step, probe_cost):
+            return min(limit, n)
+        self._skip = (self._version, started, self._hold_for(step, probe_cost), step, probe_cost)
+        return 0

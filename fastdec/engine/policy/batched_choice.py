@@ -256,18 +256,21 @@ class BatchedChoice:
         super().observe_pass(seconds, drafted)
 
     def batch_calls(self):
-        """The batched loop's two calls an iteration, ``(step, observe)``: ``step(states, verifier)``, None where the
-        held "no draft" covers the next pass (:meth:`take_held_step`), else the rows' draft lengths
-        (:meth:`choose_batch`); ``observe``, :meth:`observe_batch_pass`. Where the compiled choices are at hand (and
-        those methods are not overridden) C functions that make their common case in C and call the methods for the
-        rest (``native/choice.c``'s ``batch_step`` and ``observe_batch``): a Python method's frame and first lines,
-        read cold after a pass, cost 4-6 us of a choice at B = 2 on the C backend. Made once a policy (a snapshot
-        leaves them out)."""
+        """The batched loop's calls, ``(start, step, observe)``: ``start(verifier, B)``, :meth:`prepare` for a batch of
+        ``B`` rows; ``step(states, verifier)``, None where the held "no draft" covers the next pass
+        (:meth:`take_held_step`), else the rows' draft lengths (:meth:`choose_batch`); ``observe``,
+        :meth:`observe_batch_pass`. Where the compiled choices are at hand (and those methods are not overridden) C
+        functions that make their common case in C and call the methods for the rest (``native/choice.c``'s
+        ``start_batch``, ``batch_step`` and ``observe_batch``): a Python method's frame and first lines, read cold
+        after a pass, cost 4-6 us of a choice at B = 2 on the C backend. Made once a policy (a snapshot leaves them
+        out)."""
         native, cls, made = self._native, type(self), self._calls
         if made is not None and made[0] is native and made[1] is cls:
             return made[2]
         own = (cls.take_held_step is BatchedChoice.take_held_step and cls.choose_batch is BatchedChoice.choose_batch)
-        calls = (partial(native.batch_step, self, _READ_AT_LEAST, cls._observe_read is BatchedChoice._observe_read)
+        calls = (partial(native.start_batch, self, _JUDGED_FADE) if native is not None and self._own_prepare()
+                 else self.prepare,
+                 partial(native.batch_step, self, _READ_AT_LEAST, cls._observe_read is BatchedChoice._observe_read)
                  if native is not None and own else self._step,
                  partial(native.observe_batch, self, _JUDGED_FADE, _BET_KEPT)
                  if native is not None and cls.observe_batch_pass is BatchedChoice.observe_batch_pass

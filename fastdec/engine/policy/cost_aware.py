@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import Dict, List, Optional
 
 from ..projection import feeds_real_tokens_only, projects_real_positions
@@ -154,6 +155,26 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         else:
             self.new_sentence()
         self.load_costs(verifier, batch)
+
+    def _own_prepare(self) -> bool:
+        """Whether :meth:`prepare` and what it calls are this class's own (the loops' C calls stand for them)."""
+        cls = type(self)
+        return (cls.prepare is CostAwarePolicy.prepare and cls.load_costs is CostAwarePolicy.load_costs
+                and cls.new_sentence is BatchOneChoice.new_sentence and cls.new_batch is BatchedChoice.new_batch)
+
+    def sentence_calls(self):
+        """The batch-1 loop's calls, ``(start, choose, observe)``: ``start(verifier)``, :meth:`prepare` for a
+        sentence; ``choose(state)``, :meth:`choose`; ``observe``, :meth:`observe_iteration`. Where the compiled choices
+        are at hand (and those methods are not overridden) C functions of ``native/choice.c`` that make their common
+        case in C and call the methods for the rest (``start_sentence``, ``choose_one``, ``observe_iteration``): a
+        Python method's frame and lines, read cold after a pass of the C backend, cost 4-8 us a call."""
+        native, cls = self._native, type(self)
+        if native is None:
+            return partial(self.prepare, batch=1), self.choose, self.observe_iteration
+        return (partial(native.start_sentence, self) if self._own_prepare() else partial(self.prepare, batch=1),
+                partial(native.choose_one, self) if cls.choose is BatchOneChoice.choose else self.choose,
+                partial(native.observe_iteration, self) if cls.observe_iteration is BatchOneChoice.observe_iteration
+                else self.observe_iteration)
 
     def snapshot(self) -> dict:
         """A copy of everything the policy has counted, measured and holds (:meth:`restore` puts it back); the verifier

@@ -25,8 +25,9 @@ _LOADED: dict = {}  # "module": the extension module, or None where it cannot be
 
 def choice_module():
     """The compiled choices (``choose_priced``, ``choose_fused``, ``batch_step``, ``take_held_step``, ``new_batch``,
-    ``count_batch``, ``observe_fused``, ``observe_batch``, ``count_sentence``, ``best_length``, ``fit_add``, ``fold``,
-    ``rates``), or None where they cannot be built (said once, at debug level: the Python code decides)."""
+    ``start_batch``, ``count_batch``, ``observe_fused``, ``observe_batch``, ``count_sentence``, ``best_length``,
+    ``start_sentence``, ``choose_one``, ``observe_iteration``, ``flush_iterations``, ``fit_add``, ``fold``, ``rates``),
+    or None where they cannot be built (said once, at debug level: the Python code decides)."""
     if "module" in _LOADED:
         return _LOADED["module"]
     include = sysconfig.get_paths().get("include")
