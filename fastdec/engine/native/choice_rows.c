@@ -126,6 +126,20 @@ static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *
 /* the exact rule's chunks on a CPU: 8, 16, 32 ... positions, a chunk starting at s holding s + 8 */
 #define CHUNK 8
 
+/* AcceptanceCounts._reached: the deepest position an iteration counts (the first rejected, or the draft's last, at
+   most the horizon) and how many of them were accepted; an empty proposal where a draft was asked counts position 1
+   rejected, and nothing where none was asked */
+static void reached(long drafted, long accepted, long horizon, int asked, long *top, long *got) {
+    if (drafted > 0) {
+        *top = accepted + 1 < drafted ? accepted + 1 : drafted;
+        if (horizon < *top) *top = horizon;
+        *got = accepted < *top ? accepted : *top;
+    } else {
+        *top = asked ? 1 : 0;
+        *got = 0;
+    }
+}
+
 /* MeasuredCosts._projected_rows: positions past its first the exact rule projects for a row that drafted `drafted`
    tokens and had `accepted` of them accepted */
 static long projected_rows(long drafted, long accepted) {
@@ -180,14 +194,7 @@ static int count_core(PyObject *states, PyObject *asked, Py_ssize_t *r_io, long 
         long drafted, accepted, top, got;
         if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return -1;
         projected += projected_rows(drafted, accepted);
-        if (drafted > 0) { /* (_reached, for a row that was asked) */
-            top = accepted + 1 < drafted ? accepted + 1 : drafted;
-            if (horizon < top) top = horizon;
-            got = accepted < top ? accepted : top;
-        } else {
-            top = 1;
-            got = 0;
-        }
+        reached(drafted, accepted, horizon, 1, &top, &got);
         PyObject *extra = attr_of(st, s_extra);
         if (!extra) return -1;
         if (!PyDict_Check(extra)) {

@@ -115,14 +115,7 @@ static PyObject *observe_iteration(PyObject *self, PyObject *const *args, Py_ssi
     long horizon, top, got;
     int first = 0;
     if (PyErr_Occurred() || asked < 0 || last < 0 || int_attr(policy, s_horizon, &horizon) < 0) return NULL;
-    if (drafted > 0) { /* (_reached) */
-        top = accepted + 1 < drafted ? accepted + 1 : drafted;
-        if (horizon < top) top = horizon;
-        got = accepted < top ? accepted : top;
-    } else {
-        top = asked ? 1 : 0;
-        got = 0;
-    }
+    reached(drafted, accepted, horizon, asked, &top, &got);
     if (top) {
         if (!(extra = attr_of(state, s_extra))) return NULL;
         if (!PyDict_Check(extra)) {
