@@ -51,7 +51,7 @@ from .interfaces import BatchedVerifierProtocol
 from .loop import compute_max_len, draft_verify_accept, truncate_draft
 from .projection import BatchedMaskedLogProbs
 from .state import DecodeResult, DecodeState, advance
-from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
+from .stats import DecodeStats, ModuleTimer, collections_between_passes, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
 
 __all__ = ["BatchedVerifier", "batched_verifier", "decode_batch", "decode_batched", "check_batch_size",
@@ -313,7 +313,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         start(ver, B)
         policy_s = clock() - t0
         timer.lap("other")
-    with torch.inference_mode():
+    with torch.inference_mode(), collections_between_passes(timer):
         bver.start(sources)
         states = [DecodeState(
             src_tokens=s.to(dev), src_list=s.tolist(), prefix=[eos], encoder_out=bver.row_encoder_out(b, s.numel()),
@@ -427,7 +427,7 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 if active:
                     bver.keep(keep)
                 timer.lap("other")
-        timer.stop()
+    timer.stop()  # (after a collection that came due: collections_between_passes)
     mem = peak_memory_mb(dev)
     results = []
     for st, s in zip(states, stats):  # each sentence is charged its share of the batch's time

@@ -45,7 +45,7 @@ from .drafters import Drafter, check_same_device
 from .interfaces import VerifierProtocol
 from .projection import MaskedLogProbs, constrain_steps, vocab_log_probs
 from .state import DecodeResult, DecodeState, advance
-from .stats import DecodeStats, ModuleTimer, peak_memory_mb, reset_peak_memory
+from .stats import DecodeStats, ModuleTimer, collections_between_passes, peak_memory_mb, reset_peak_memory
 
 # DecodeState, DecodeResult and the projection helpers live in .state and .projection; importable from here too
 __all__ = ["DecodeState", "DecodeResult", "draft_verify_accept", "compute_max_len", "greedy_decode",
@@ -139,7 +139,7 @@ def draft_verify_accept(
         policy.prepare(verifier, 1)
         policy_s, prepare = timer.lap("other"), False
 
-    with torch.inference_mode():
+    with torch.inference_mode(), collections_between_passes(timer):
         encoder_out = verifier.start(src_tokens)
         timer.lap("encoder")
         state = DecodeState(
@@ -208,7 +208,7 @@ def draft_verify_accept(
             stats.time_modules["policy"] = policy_s
         tokens = prefix[1:]
         stats.out_len = len(tokens)
-        timer.stop()
+    timer.stop()  # (after a collection that came due: collections_between_passes)
     stats.peak_mem_mb = peak_memory_mb(dev)
     return DecodeResult(tokens=tokens, stats=stats, eos=eos)
 

@@ -10,15 +10,17 @@ is a process-lifetime high-water mark, not a per-sentence figure.
 """
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
 import torch
 
-__all__ = ["DecodeStats", "ModuleTimer", "peak_memory_mb", "reset_peak_memory"]
+__all__ = ["DecodeStats", "ModuleTimer", "collections_between_passes", "peak_memory_mb", "reset_peak_memory"]
 
 
 def reset_peak_memory(device: torch.device) -> None:
@@ -71,6 +73,32 @@ class DecodeStats:
         d["tokens_per_iteration"] = self.tokens_per_iteration
         d["mean_accepted"] = self.mean_accepted
         return d
+
+
+@contextmanager
+def collections_between_passes(timer: "ModuleTimer"):
+    """Pause Python's cyclic garbage collector while a sentence (or batch) decodes, and make at its end the collection
+    that came due meanwhile, charged to ``time_other`` of ``timer``'s sentence (the decode's time still holds it).
+
+    A collection that fell inside a pass made that pass look many times dearer than it was, and a cost-aware policy
+    that judged its drafts by it stopped drafting: in a fresh process the first IAD run at B = 16 on the fast backend
+    drafted in 9 of 6,081 iterations (1.0 token per iteration, 16 % slower than the same policy with the collector
+    paused, 5.9-6.1 tokens per iteration). The interpreter collects the oldest generation by its own rule after the
+    collector is on again; the young generations are collected here where due. Where the collector is off already,
+    nothing changes."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+        counts, limits = gc.get_count(), gc.get_threshold()
+        due = [g for g in (1, 0) if limits[g] and counts[g] > limits[g]]
+        if due:
+            gc.collect(due[0])
+            timer.lap("other")
+    finally:
+        gc.enable()
 
 
 class ModuleTimer:
