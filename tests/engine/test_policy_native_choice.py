@@ -181,8 +181,8 @@ def drafted_pass(draw):
     the positions it projected as the rows' counting counted them (None: not counted); what its choice promised
     (rows as an offset from the pass's: another row count's choice; None: none); the tokens accepted and the drafter's
     seconds since; the tokens a row may bet (None: as measured); the judged sums of row classes near its own; a pass
-    waiting for a greedy one; whether a cost is at hand, and whether the fused tables of its rows were made for it,
-    for another cost, or not at all."""
+    waiting for a greedy one; whether the pass judged before it was a stall; whether a cost is at hand, and whether
+    the fused tables of its rows were made for it, for another cost, or not at all."""
     share = st.sampled_from([0.0, 0.3, 1.0])
     sums = st.tuples(*[st.sampled_from([0.5, 3.0, 40.0, 1e-3])] * 4)
     return dict(seconds=draw(st.sampled_from([2e-4, 1e-3, 3.5e-3, 2e-2])),
@@ -194,7 +194,8 @@ def drafted_pass(draw):
                 accepted=draw(st.integers(0, 40)), iter_s=draw(st.sampled_from([0.0, 3e-4])),
                 bet=draw(st.sampled_from([None, 0.0, 1.5])),
                 judged=draw(st.dictionaries(st.integers(-1, 1), sums, max_size=2)),
-                pending=draw(st.booleans()), cost=draw(st.sampled_from([True, True, False])),
+                pending=draw(st.booleans()), judge_held=draw(st.booleans()),
+                cost=draw(st.sampled_from([True, True, False])),
                 tables=draw(st.sampled_from(["made", "made", "none", "another cost"])))
 
 
@@ -219,6 +220,7 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool, co
         rows_off, rate, seconds, expected = p["promise"]
         policy._promised = (B + rows_off, rate, seconds, expected)
     policy._iter_accepted, policy._iter_s = p["accepted"], p["iter_s"]
+    policy._judge_held = p.get("judge_held", False)
     if p["bet"] is not None:
         policy._bet_per_row = p["bet"]
     for k, sums in p["judged"].items():
@@ -239,10 +241,10 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool, co
             for st_, k in zip(states, drafted):
                 st_.last_drafted, st_.last_accepted = k, int(share * k)
             policy.observe_batch_pass(states, limits, None if first else p["seconds"], drafted, *start, *call)
-    fits = {k: (fit.sums, fit.line) for k, fit in policy._batch_fits.items()}
-    left = (policy._judged, policy._realized, policy._bet_per_row, policy._pending, fits, policy._iter_s,
+    fits = {k: (fit.sums, fit.line, fit.held) for k, fit in policy._batch_fits.items()}
+    left = (policy._judged, policy._realized, policy._judge_held, policy._bet_per_row, policy._pending, fits, policy._iter_s,
             policy._iter_accepted, policy._promised, policy._pass_projected, policy._greedy, policy._batch_greedy,
-            policy._fit.sums, policy.extra_fixed, policy.extra_factor)
+            policy._fit.sums, policy._fit.held, policy.extra_fixed, policy.extra_factor)
     if counted is not None:
         left += tuple(getattr(policy, a) for a in ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_version",
                                                    "_fold_top", "_deepest", "reach", "acc", "q", "q_first",
@@ -326,11 +328,14 @@ def test_the_c_held_step_is_the_method_s(hold, hold_rows, hold_len, rows, skippe
 @given(judged=st.dictionaries(st.integers(1, 6), st.tuples(*[st.sampled_from([0.5, 3.0, 40.0, 1e-3])] * 4),
                               max_size=3),
        hold=st.sampled_from([(0, 0), (0, 2), (1, 3), (2, 0)]), own=st.lists(st.booleans(), max_size=3),
-       waiting=st.booleans())
-def test_a_batch_started_in_c_leaves_what_the_method_leaves(judged, hold, own, waiting):
-    """A new batch in C (waiting batch-1 iterations counted, judged sums relaxed towards their promise, the batch's
-    greedy and pending passes emptied, a hold ended, a "no draft" held for rows with counts of their own dropped)
-    leaves what the Python method leaves."""
+       waiting=st.booleans(),
+       fits=st.dictionaries(st.integers(1, 6), st.lists(st.tuples(st.sampled_from([1e-5, 2e-4, 3e-3]),
+                                                                  st.sampled_from([0.0, 1e-5, 4e-4, 2e-2])),
+                                                        max_size=5), max_size=3))
+def test_a_batch_started_in_c_leaves_what_the_method_leaves(judged, hold, own, waiting, fits):
+    """A new batch in C (waiting batch-1 iterations counted, judged sums relaxed towards their promise, each row
+    class's fit relaxed towards the calibration, the batch's greedy and pending passes emptied, a hold ended, a "no
+    draft" held for rows with counts of their own dropped) leaves what the Python method leaves, bit for bit."""
     if native_choice.choice_module() is None:
         pytest.skip("no C compiler: the method starts every batch")
 
@@ -346,10 +351,15 @@ def test_a_batch_started_in_c_leaves_what_the_method_leaves(judged, hold, own, w
         policy._batch_skips = {k + 1: ((0, 4, o), 2, 1e-3, 1e-4) for k, o in enumerate(own)}
         if waiting:
             policy._waiting_iterations = [(2, 1, True, 1, 2, 1e-3, 2e-5, None)]
+        for key, passes in fits.items():
+            fit = policy._batch_fits[key] = _ExtraFit()
+            for predicted, seen in passes:
+                fit.add(predicted, seen)
         policy.new_batch()
         return repr((policy._judged, policy._realized, policy._batch_greedy, policy._pending, policy.batch_hold,
                      policy._batch_hold_len, policy._batch_skips, policy._skipped_s, policy._waiting_iterations,
-                     policy.reach, policy._drafter_s))
+                     policy.reach, policy._drafter_s,
+                     {k: (f.sums, f.line, f.held) for k, f in policy._batch_fits.items()}))
 
     assert started(True) == started(False)
 

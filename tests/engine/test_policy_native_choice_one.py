@@ -68,7 +68,7 @@ def test_the_c_fit_of_a_pass_s_cost_is_the_python_fit_bit_for_bit(passes, decay)
     in_python, in_c = _ExtraFit(decay), _ExtraFit(decay)
     for predicted, seen in passes:
         assert one.fit_add(in_c, predicted, seen) == in_python.add(predicted, seen)
-        assert (in_c.sums, in_c.line) == (in_python.sums, in_python.line)
+        assert (in_c.sums, in_c.line, in_c.held) == (in_python.sums, in_python.line, in_python.held)
 
 
 def test_the_c_choice_drafts_where_the_sentence_s_drafts_were_accepted_and_not_where_they_were_rejected():

@@ -81,7 +81,7 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
                  {&s_drafter_s, "_drafter_s"}, {&s_start_s, "_start_s"}, {&s_max_draft, "max_draft"},
                  {&s_horizon, "horizon"}, {&s_line, "line"}, {&s_fed, "fed"},
                  {&s_rows_fused, "_rows_fused"}, {&s_last, "_last"}, {&s_pass_projected, "_pass_projected"},
-                 {&s_promised, "_promised"}, {&s_iter_accepted, "_iter_accepted"}, {&s_iter_s, "_iter_s"},
+                 {&s_promised, "_promised"}, {&s_judge_held, "_judge_held"}, {&s_iter_accepted, "_iter_accepted"}, {&s_iter_s, "_iter_s"},
                  {&s_judged, "_judged"}, {&s_pending, "_pending"}, {&s_fit_batch, "_fit_batch"},
                  {&s_cost, "cost"}, {&s_table, "_table"}, {&s_fit, "_fit"}, {&s_ends, "_ends"}, {&s_gots, "_gots"},
                  {&s_ends_first, "_ends_first"}, {&s_gots_first, "_gots_first"}, {&s_stale, "_stale"},

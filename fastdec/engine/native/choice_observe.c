@@ -3,40 +3,9 @@
    call (count_batch, observe_batch).
    Part of choice.c (one translation unit: it includes this file after the parts above it). */
 
-/* fit_add(fit, predicted, seen): measured_costs._ExtraFit.add on a fit's slots (decay, sums, line): the batch-1 loop
-   counts a drafted pass with it (its arithmetic took 2-3 us a pass in Python). Returns the new line. */
-static PyObject *fit_line_add(PyObject *fit, const double x, double seen) {
-    PyObject *decay_o = NULL, *sums_o = NULL, *line_o = NULL, *sums = NULL, *line = NULL;
-    double d, v[5], l[2];
-    if (!(decay_o = PyObject_GetAttrString(fit, "decay")) || !(sums_o = PyObject_GetAttrString(fit, "sums")) ||
-        !(line_o = PyObject_GetAttrString(fit, "line")))
-        goto done;
-    d = PyFloat_AsDouble(decay_o);
-    double *sums_v = doubles_of(sums_o, 5, NULL), *line_v = sums_v ? doubles_of(line_o, 2, NULL) : NULL;
-    if (line_v) {
-        memcpy(v, sums_v, sizeof v);
-        memcpy(l, line_v, sizeof l);
-    }
-    PyMem_Free(sums_v);
-    PyMem_Free(line_v);
-    if (!line_v || PyErr_Occurred()) goto done;
-    double n = v[0], sx = v[1], sy = v[2], sxx = v[3], sxy = v[4];
-    if (n == 0.0) { /* the calibration as a prior: three passes at 0.5, 1 and 2 times this prediction */
-        n = 3.0;
-        sx = 3.5 * x;
-        sxx = 5.25 * x * x;
-        sy = sx;
-        sxy = sxx;
-    }
-    const double expect = l[0] + l[1] * x, low = expect / 3.0, high = 3.0 * expect;
-    if (low > seen) seen = low; /* min(max(seen, low), high), as Python's min and max pick */
-    if (high < seen) seen = high;
-    n = d * n + 1.0;
-    sx = d * sx + x;
-    sy = d * sy + seen;
-    sxx = d * sxx + x * x;
-    sxy = d * sxy + x * seen;
-    /* _ExtraFit.solve */
+/* _ExtraFit.solve on sums (weight, x, y, x*x, x*y): (fixed seconds >= 0, factor in [0.25, 8]) */
+static void fit_solve(const double v[5], double *fixed_out, double *factor_out) {
+    const double n = v[0], sx = v[1], sy = v[2], sxx = v[3], sxy = v[4];
     double fixed = 0.0, factor = 1.0;
     if (!(n <= 0 || sx <= 0)) {
         const double mx = sx / n, my = sy / n, var = sxx / n - mx * mx;
@@ -46,14 +15,84 @@ static PyObject *fit_line_add(PyObject *fit, const double x, double seen) {
         fixed = my - factor * mx;
         if (0.0 > fixed) fixed = 0.0;
     }
-    if (!(sums = Py_BuildValue("(ddddd)", n, sx, sy, sxx, sxy)) || !(line = Py_BuildValue("(dd)", fixed, factor)) ||
-        PyObject_SetAttrString(fit, "sums", sums) < 0 || PyObject_SetAttrString(fit, "line", line) < 0)
-        Py_CLEAR(line);
+    *fixed_out = fixed;
+    *factor_out = factor;
+}
+
+/* a fit's sums set to `s` and its line solved from them. 0, or -1 */
+static int fit_store(PyObject *fit, const double s[5]) {
+    double fixed, factor;
+    fit_solve(s, &fixed, &factor);
+    PyObject *sums = Py_BuildValue("(ddddd)", s[0], s[1], s[2], s[3], s[4]);
+    PyObject *line = sums ? Py_BuildValue("(dd)", fixed, factor) : NULL;
+    const int rc = line && PyObject_SetAttrString(fit, "sums", sums) == 0 &&
+                   PyObject_SetAttrString(fit, "line", line) == 0 ? 0 : -1;
+    Py_XDECREF(sums);
+    Py_XDECREF(line);
+    return rc;
+}
+
+/* _ExtraFit.relax(keep): the sums moved 1 - keep of the way to the calibration's line, with their own weight and mean
+   prediction (passes at 0.5, 1 and 1.5 times it that cost what it says). 0, or -1 */
+static int fit_relax(PyObject *fit, const double keep) {
+    PyObject *sums_o = PyObject_GetAttrString(fit, "sums");
+    double *v = sums_o ? doubles_of(sums_o, 5, NULL) : NULL;
+    Py_XDECREF(sums_o);
+    if (!v) return -1;
+    int rc = PyErr_Occurred() ? -1 : 0;
+    const double n = v[0], sx = v[1];
+    if (!rc && !(n <= 0.0)) {
+        const double mx = sx / n, w = 1.0 - keep, pxx = n * 3.5 / 3.0 * mx * mx;
+        const double s[5] = {n, sx, keep * v[2] + w * sx, keep * v[3] + w * pxx, keep * v[4] + w * pxx};
+        rc = fit_store(fit, s);
+    }
+    PyMem_Free(v);
+    return rc;
+}
+
+/* fit_add(fit, predicted, seen): measured_costs._ExtraFit.add on a fit's slots (decay, sums, line, held): the batch-1
+   loop counts a drafted pass with it (its arithmetic took 2-3 us a pass in Python). Returns the new line (the line as
+   it was where the pass is set aside: more than three times dearer than the line says, the pass before not). */
+static PyObject *fit_line_add(PyObject *fit, const double x, double seen) {
+    PyObject *decay_o = NULL, *sums_o = NULL, *line_o = NULL, *held_o = NULL, *line = NULL;
+    double d, v[5], l[2];
+    if (!(decay_o = PyObject_GetAttrString(fit, "decay")) || !(sums_o = PyObject_GetAttrString(fit, "sums")) ||
+        !(line_o = PyObject_GetAttrString(fit, "line")) || !(held_o = PyObject_GetAttrString(fit, "held")))
+        goto done;
+    d = PyFloat_AsDouble(decay_o);
+    double *sums_v = doubles_of(sums_o, 5, NULL), *line_v = sums_v ? doubles_of(line_o, 2, NULL) : NULL;
+    if (line_v) {
+        memcpy(v, sums_v, sizeof v);
+        memcpy(l, line_v, sizeof l);
+    }
+    PyMem_Free(sums_v);
+    PyMem_Free(line_v);
+    const int held = line_v ? PyObject_IsTrue(held_o) : -1;
+    if (held < 0 || PyErr_Occurred()) goto done;
+    const double expect = l[0] + l[1] * x, low = expect / 3.0, high = 3.0 * expect;
+    if (seen > high && !held) { /* set aside: a stall of the machine, unless the next pass is that dear too */
+        if (PyObject_SetAttrString(fit, "held", Py_True) == 0) line = Py_NewRef(line_o);
+        goto done;
+    }
+    const int dear = seen > high; /* (a pass as dear as the one set aside before it counts, and held stays on) */
+    if (held != dear && PyObject_SetAttrString(fit, "held", dear ? Py_True : Py_False) < 0) goto done;
+    double n = v[0], sx = v[1], sy = v[2], sxx = v[3], sxy = v[4];
+    if (n == 0.0) { /* the calibration as a prior: three passes at 0.5, 1 and 2 times this prediction */
+        n = 3.0;
+        sx = 3.5 * x;
+        sxx = 5.25 * x * x;
+        sy = sx;
+        sxy = sxx;
+    }
+    if (low > seen) seen = low; /* min(max(seen, low), high), as Python's min and max pick */
+    if (high < seen) seen = high;
+    const double s[5] = {d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen};
+    if (fit_store(fit, s) == 0) line = PyObject_GetAttrString(fit, "line");
 done:
     Py_XDECREF(decay_o);
     Py_XDECREF(sums_o);
     Py_XDECREF(line_o);
-    Py_XDECREF(sums);
+    Py_XDECREF(held_o);
     return line;
 }
 
@@ -92,6 +131,11 @@ static int judge_pass(PyObject *policy, long rows, double seconds, long sum, dou
             const long got = rows + accepted;
             const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
             const double expected = p[2], promised_s = p[2] / p[0];
+            /* a stall of the machine: set aside unless the pass judged before it was that slow too */
+            const int slow = spent > 3.0 * promised_s, held = truth_attr(policy, s_judge_held);
+            if (held < 0) goto done;
+            if (held != slow && set_attr(policy, s_judge_held, slow ? Py_True : Py_False) < 0) goto done;
+            if (slow && !held) goto spent_promise;
             /* BatchedChoice._judge: sums that fade by `fade` a pass, from one pass that kept its promise */
             if (!(judged = attr_of(policy, s_judged)) || !(realized = attr_of(policy, s_realized)) ||
                 !PyDict_Check(judged) || !PyDict_Check(realized)) {
@@ -131,6 +175,7 @@ static int judge_pass(PyObject *policy, long rows, double seconds, long sum, dou
             }
         }
     }
+spent_promise:
     if (!(item_o = PyFloat_FromDouble(0.0)) || set_attr(policy, s_iter_s, item_o) < 0) goto done;
     Py_CLEAR(item_o);
     if (!(item_o = PyLong_FromLong(0)) || set_attr(policy, s_iter_accepted, item_o) < 0 ||

@@ -22,6 +22,9 @@ _JUDGED_FADE = 0.85
 # a batched choice's time per position read is measured on choices that read at least this many (where its setup is a
 # small share of it)
 _READ_AT_LEAST = 32
+# a drafted batch pass that took this many times what its choice promised is a stall of the machine until the next
+# judged pass is as slow (BatchedChoice._judge_batch_pass)
+_STALLED = 3.0
 
 
 def _counted(states) -> bool:
@@ -48,6 +51,7 @@ class BatchedChoice:
         if self._waiting_iterations:
             self._flush_iterations()
         self._relax_judged()
+        self._relax_fits()
         self._batch_greedy, self._pending = {}, {}
         if self._batch_hold_len or self.batch_hold:
             self._end_batch_hold()
@@ -64,6 +68,15 @@ class BatchedChoice:
             self._store_judged(key, (expected - f * (expected - got), expected, promised_s + f * (seconds - promised_s),
                                      promised_s))
 
+    def _relax_fits(self) -> None:
+        """At a new batch each row class's fit of what drafts add (:meth:`_fit_batch`) moves ``1 - _JUDGED_FADE`` of
+        the way back to the calibration (:meth:`_ExtraFit.relax`), as what drafted passes realised moves back to their
+        promise: a fit that a few passes of the first batch set at 1.4-1.5 times the calibration's price (B = 16 on
+        the C backend; 1.0-1.1 in other runs) kept every later batch from drafting, and no drafted pass came to move it
+        back. (Without the compiled choices: with them, native/choice.c's new_batch does this.)"""
+        for fit in self._batch_fits.values():
+            fit.relax(_JUDGED_FADE)
+
     def _store_judged(self, key: int, sums: tuple) -> None:
         """Keep a row class's judged sums ``(tokens got, tokens expected, seconds spent, seconds promised)`` and the
         share of their promise they realised (what :meth:`_bar` reads)."""
@@ -73,14 +86,24 @@ class BatchedChoice:
     def _judge_batch_pass(self, rows: int, seconds: float, drafted: int = 0) -> None:
         """Judge a drafted batch pass of ``rows`` rows that took ``seconds`` against what its choice promised (when a
         choice of as many rows promised one) and start counting the next. A pass of ``drafted`` tokens that gave
-        at least ``_BET_KEPT`` of its promise lets the next choices bet twice as many a row (:meth:`_first_bet`)."""
+        at least ``_BET_KEPT`` of its promise lets the next choices bet twice as many a row (:meth:`_first_bet`). A
+        pass that took more than ``_STALLED`` times the seconds promised is set aside where the pass judged before it
+        was not that slow too (``_judge_held``): one stall of the machine (20 ms inside one drafted pass of a batch of
+        16 on the C backend, where an iteration was promised 1-3 ms) left the row class at 0.84-0.89 of its promise
+        after 16 batches of relaxing, under the bar for the rest of the input."""
         promised = self._promised
         if promised is not None and promised[0] == rows:
             got, spent = rows + self._iter_accepted, seconds + self._iter_s + promised[2]
-            ratio = got / spent / promised[1]
-            self._judge(rows, got, spent, promised[3], promised[3] / promised[1])
-            if ratio >= _BET_KEPT:
-                self._bet_per_row = max(self._bet_per_row, 2 * drafted / rows)
+            promised_s = promised[3] / promised[1]
+            slow = spent > _STALLED * promised_s
+            if slow and not self._judge_held:
+                self._judge_held = True
+            else:
+                self._judge_held = slow
+                ratio = got / spent / promised[1]
+                self._judge(rows, got, spent, promised[3], promised_s)
+                if ratio >= _BET_KEPT:
+                    self._bet_per_row = max(self._bet_per_row, 2 * drafted / rows)
         self._iter_s, self._iter_accepted, self._promised = 0.0, 0, None
 
     def _first_bet(self, rows: int):

@@ -135,6 +135,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._bet_per_row = 0.0  # the draft tokens a row a batched choice may bet (_first_bet; 0: a probe's worth)
         # (rows, tokens per second, the choice's seconds, tokens expected) of the last batched draft
         self._promised: Optional[tuple] = None
+        self._judge_held = False  # the last judged pass took more than _STALLED times its promise (the first set aside)
         # a padded choice that took every position worth 1 % or more (about: 90 % of their expected tokens) stands for
         # the next iterations, in this batch and the next: (rows it was made for, iterations left); whether a row drafted
         # is kept on its state (``policy_standing``)

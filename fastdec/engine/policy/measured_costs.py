@@ -36,31 +36,56 @@ class _ExtraFit:
     least-squares line ``seen = fixed + factor * predicted`` over recent passes (each weighs ``decay`` times the next).
     The fixed part is what any draft adds to a pass whatever its length (ragged positions and masks); a running mean
     of ratios would read it as a factor and swing to its bounds on passes with one drafted token. Too little spread
-    in the predictions to tell the two apart: a factor alone (the ratio of the sums). The calibration is its prior."""
+    in the predictions to tell the two apart: a factor alone (the ratio of the sums). The calibration is its prior.
+    A pass more than three times dearer than the line says is set aside (``held``: the last pass was that dear) and
+    counts only where the next pass is too: a stall of the machine inside one pass is not what drafts cost."""
 
-    __slots__ = ("decay", "sums", "line")
+    __slots__ = ("decay", "sums", "line", "held")
 
     def __init__(self, decay: float = 0.9):
         self.decay = decay
         self.sums = (0.0,) * 5  # weight, x, y, x*x, x*y
         self.line = (0.0, 1.0)  # the last solve's (fixed, factor)
+        self.held = False  # the last pass was more than three times dearer than the line (the first of them set aside)
 
     def add(self, predicted: float, seen: float) -> tuple:
-        """Count a pass; returns :meth:`solve`'s answer with it."""
+        """Count a pass; returns :meth:`solve`'s answer with it (the line as it was where the pass is set aside)."""
+        x = predicted  # (once per drafted pass: plain arithmetic)
+        fixed, factor = self.line
+        expect = fixed + factor * x
+        # one stall (20 ms inside one drafted pass of a B = 16 batch on the C backend, where a pass takes 1-3 ms) made
+        # drafted tokens three times dearer by the line, and the batch drafted in 55 of its 5,888 iterations from then
+        # on: no drafted pass came to move the line back. Where the next pass is that dear too, it counts, and every
+        # one after it while they stay that dear (as any pass counts, at most three times the line): a lasting change
+        # comes through from its second pass on
+        dear = seen > 3.0 * expect
+        if dear and not self.held:
+            self.held = True
+            return self.line
+        self.held = dear
         d, (n, sx, sy, sxx, sxy) = self.decay, self.sums
         if n == 0.0:  # the calibration as a prior: three passes that cost what it predicts, fading as passes come
             n, sx, sxx = 3.0, 3.5 * predicted, 5.25 * predicted * predicted  # at 0.5, 1 and 2 times this prediction
             sy, sxy = sx, sxx
-        x = predicted  # (once per drafted pass: plain arithmetic)
         # one pass counts at most a third or three times what the line says it costs: a pass that met a cold cache or
         # a new shape's first allocation moves the line a step, not to a cost that stops drafting from then on;
         # a lasting change moves it over a few passes
-        fixed, factor = self.line
-        expect = fixed + factor * x
         seen = min(max(seen, expect / 3.0), 3.0 * expect)
         self.sums = (d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen)
         self.line = self.solve()
         return self.line
+
+    def relax(self, keep: float) -> None:
+        """Move the sums ``1 - keep`` of the way to the calibration's line (drafts cost what it predicts), with the
+        sums' own weight and mean prediction: passes at 0.5, 1 and 1.5 times that prediction that cost what it says.
+        (What a new batch does to a batch's fit: :meth:`BatchedChoice._relax_fits`.)"""
+        n, sx, sy, sxx, sxy = self.sums
+        if n <= 0.0:
+            return
+        mx, w = sx / n, 1.0 - keep
+        pxx = n * 3.5 / 3.0 * mx * mx
+        self.sums = (n, sx, keep * sy + w * sx, keep * sxx + w * pxx, keep * sxy + w * pxx)
+        self.line = self.solve()
 
     def solve(self) -> tuple:
         """``(fixed seconds >= 0, factor in [0.25, 8])``; ``(0, 1)`` before any pass."""
@@ -259,8 +284,15 @@ class MeasuredCosts:
     def observe_greedy_pass(self, seconds: float, rows: int) -> None:
         """A batched greedy pass of ``rows`` rows took ``seconds`` (:meth:`observe_pass` without drafts; the batched
         loop's held steps call it directly): the greedy step at that many rows, and this batch's greedy pass, against
-        which the drafted passes waiting for one of about as many rows are judged."""
-        self._mean(self._greedy, rows, seconds)
+        which the drafted passes waiting for one of about as many rows are judged. A pass counts at most twice what
+        the run's greedy passes say it takes (at that many rows, else the nearest count's, scaled up by the row
+        ratio): one stall of the machine inside a greedy pass of 8 rows (20 ms where they took 0.5) became the run's
+        greedy pass of 8 rows, every drafted token beside about as many rows was priced up to four times dearer from
+        then on (:meth:`_scale`), and the batches of that size drafted in 225 of 5,025 iterations."""
+        g = self._greedy
+        if g:
+            seconds = min(seconds, 2.0 * self._lookup(g, rows))
+        self._mean(g, rows, seconds)
         self._batch_greedy[rows] = seconds
         if self._pending:
             for r in [r for r in self._pending if rows // 2 <= r <= 2 * rows]:
