@@ -16,7 +16,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   (beyond a greedy pass of as many rows; in a batch, one of the same batch of about as many rows) is
   fitted on the calibration's prediction as ``fixed + factor * predicted`` over the recent passes
   (:class:`_ExtraFit`; one line for batch 1, one per batch size in powers of two), each pass counting at most a
-  third or three times what the line says (a pass that met a cold cache moves it a step);
+  third or three times what the line says (a pass that met a cold cache moves it a step); a pass more than three
+  times dearer is set aside unless the next is too (a stall of the machine), and at each new batch a batch size's
+  line moves 15 % of the way back to the calibration (a line set too dear stops the drafting that would correct it);
 * **how often each draft position is accepted**: running counts by position (1 = the first draft token), across the
   input and per sentence; a sentence's estimate leans on its own counts as they come in, and a sentence without any
   decides with the counts of the input's first drafts (across all iterations the counts lean towards the sentences
@@ -46,6 +48,10 @@ and the run's first batch of about as many rows takes one greedy step before it 
 batch pass is also judged by what it gave -- its rows' tokens and accepted drafts per second of the pass, the drafter's
 call and the choice -- against what its choice promised; where passes give less, the next choices must promise more
 (whatever the estimates miss: acceptance at a batch's end, a drafted token that costs a greedy row on the C backend).
+A pass that took more than three times its promise is left out unless the one judged after it did too, and a greedy
+pass counts at most twice what the run's greedy passes say: one stall of the machine (20 ms inside one pass) made
+whole runs stop drafting. The decoding loops pause Python's garbage collector while they decode
+(:func:`~fastdec.engine.stats.collections_between_passes`): a collection inside a pass is such a stall.
 A batch's "no draft" holds like batch 1's: the batched loop takes the greedy passes it covers without asking
 (:meth:`CostAwarePolicy.take_held_step`) while more than half its rows are left. The batched loop leaves a batch's
 first pass (it allocates the caches), its choices and the dropping of finished rows out of what it shows the policy.
