@@ -125,7 +125,11 @@ def test_pack_the_smoke_run_and_run_the_gpu_command_on_the_cpu(smoke_run, tmp_pa
     assert set(manifest["sections"]) == {"gec", "gad", "blockwise", "student"}
     assert manifest["size_mib"] < 30
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHON=sys.executable, FASTDEC_GPU_WORK=str(tmp_path / "work"))
+    # one thread, as the test suite's other subprocesses: beside the other test worker, a CPU stand-in with a thread per
+    # core took 229 s of its 240 s budget (39 s alone) and its pass-cost section found the budget spent; with one thread
+    # it took 50 s alone and 72 s beside a two-thread matrix product
+    env = dict(os.environ, PYTHON=sys.executable, FASTDEC_GPU_WORK=str(tmp_path / "work"), OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
     r = subprocess.run(["bash", "scripts/gpu_suite.sh", str(tmp_path / "pack"), str(out), "--device", "cpu",
                         "--budget-s", "240", "--batch-sentences", "16"], cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
     print(f"pack + CPU stand-in: {time.perf_counter() - t0:.0f} s")
