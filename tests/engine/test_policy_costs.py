@@ -344,8 +344,8 @@ def test_a_batch_s_drafted_pass_is_judged_against_a_greedy_pass_of_the_same_batc
     policy.new_batch()  # the next batch: no greedy pass of its own yet
     for _ in range(5):
         policy.observe_pass(1.1e-3 + 3e-3 + 5 * predicted, drafted)
-    # waiting, not judged against the last batch's greedy pass (the new batch relaxed the line towards the calibration's,
-    # where it is already: the same up to rounding)
+    # waiting, not judged against the last batch's greedy pass (the new batch relaxed the line towards the
+    # calibration's, where it is already: the same up to rounding)
     assert policy.batch_line(4) == pytest.approx((fixed, factor), abs=1e-12)
     policy.new_batch()
     # and left out when the batch ends without one

@@ -242,7 +242,8 @@ def _observed(c, seen_before, rows: str, pad_s: float, p: dict, python: bool, co
                 st_.last_drafted, st_.last_accepted = k, int(share * k)
             policy.observe_batch_pass(states, limits, None if first else p["seconds"], drafted, *start, *call)
     fits = {k: (fit.sums, fit.line, fit.held) for k, fit in policy._batch_fits.items()}
-    left = (policy._judged, policy._realized, policy._judge_held, policy._bet_per_row, policy._pending, fits, policy._iter_s,
+    left = (policy._judged, policy._realized, policy._judge_held,
+            policy._bet_per_row, policy._pending, fits, policy._iter_s,
             policy._iter_accepted, policy._promised, policy._pass_projected, policy._greedy, policy._batch_greedy,
             policy._fit.sums, policy._fit.held, policy.extra_fixed, policy.extra_factor)
     if counted is not None:

@@ -19,17 +19,16 @@ static void fit_solve(const double v[5], double *fixed_out, double *factor_out) 
     *factor_out = factor;
 }
 
-/* a fit's sums set to `s` and its line solved from them. 0, or -1 */
-static int fit_store(PyObject *fit, const double s[5]) {
+/* a fit's sums set to `s` and its line solved from them: the new line (a new reference), or NULL */
+static PyObject *fit_store(PyObject *fit, const double s[5]) {
     double fixed, factor;
     fit_solve(s, &fixed, &factor);
     PyObject *sums = Py_BuildValue("(ddddd)", s[0], s[1], s[2], s[3], s[4]);
     PyObject *line = sums ? Py_BuildValue("(dd)", fixed, factor) : NULL;
-    const int rc = line && PyObject_SetAttrString(fit, "sums", sums) == 0 &&
-                   PyObject_SetAttrString(fit, "line", line) == 0 ? 0 : -1;
+    if (line && (PyObject_SetAttrString(fit, "sums", sums) < 0 || PyObject_SetAttrString(fit, "line", line) < 0))
+        Py_CLEAR(line);
     Py_XDECREF(sums);
-    Py_XDECREF(line);
-    return rc;
+    return line;
 }
 
 /* _ExtraFit.relax(keep): the sums moved 1 - keep of the way to the calibration's line, with their own weight and mean
@@ -44,7 +43,9 @@ static int fit_relax(PyObject *fit, const double keep) {
     if (!rc && !(n <= 0.0)) {
         const double mx = sx / n, w = 1.0 - keep, pxx = n * 3.5 / 3.0 * mx * mx;
         const double s[5] = {n, sx, keep * v[2] + w * sx, keep * v[3] + w * pxx, keep * v[4] + w * pxx};
-        rc = fit_store(fit, s);
+        PyObject *line = fit_store(fit, s);
+        rc = line ? 0 : -1;
+        Py_XDECREF(line);
     }
     PyMem_Free(v);
     return rc;
@@ -87,7 +88,7 @@ static PyObject *fit_line_add(PyObject *fit, const double x, double seen) {
     if (low > seen) seen = low; /* min(max(seen, low), high), as Python's min and max pick */
     if (high < seen) seen = high;
     const double s[5] = {d * n + 1.0, d * sx + x, d * sy + seen, d * sxx + x * x, d * sxy + x * seen};
-    if (fit_store(fit, s) == 0) line = PyObject_GetAttrString(fit, "line");
+    line = fit_store(fit, s);
 done:
     Py_XDECREF(decay_o);
     Py_XDECREF(sums_o);
@@ -131,7 +132,8 @@ static int judge_pass(PyObject *policy, long rows, double seconds, long sum, dou
             const long got = rows + accepted;
             const double spent = seconds + iter_s + p[1], ratio = (double)got / spent / p[0];
             const double expected = p[2], promised_s = p[2] / p[0];
-            /* a stall of the machine: set aside unless the pass judged before it was that slow too */
+            /* a stall of the machine (slower than _STALLED = 3 times the promise): set aside unless the pass judged
+               before it was that slow too */
             const int slow = spent > 3.0 * promised_s, held = truth_attr(policy, s_judge_held);
             if (held < 0) goto done;
             if (held != slow && set_attr(policy, s_judge_held, slow ? Py_True : Py_False) < 0) goto done;

@@ -8,7 +8,8 @@
 static PyObject *s_batch_greedy, *s_greedy, *s_batch_fits, *s_extra_fixed, *s_extra_factor, *s_real_tokens_only,
     *s_step_s, *s_batch, *s_realized, *s_margin, *s_extras, *s_weight, *s_read_s, *s_pad_s, *s_bet_per_row,
     *s_probe_rows, *s_probe_len, *s_q, *s_q_first, *s_drafter_s, *s_start_s, *s_max_draft, *s_horizon, *s_line,
-    *s_fed, *s_rows_fused, *s_last, *s_pass_projected, *s_promised, *s_judge_held, *s_iter_accepted, *s_iter_s, *s_judged, *s_pending,
+    *s_fed, *s_rows_fused, *s_last, *s_pass_projected, *s_promised, *s_judge_held, *s_iter_accepted, *s_iter_s,
+    *s_judged, *s_pending,
     *s_fit_batch, *s_cost, *s_table, *s_fit, *s_ends, *s_gots, *s_ends_first, *s_gots_first, *s_stale, *s_reach,
     *s_version, *s_fold_top, *s_deepest, *s_refresh, *s_skipped_s, *s_observe_read, *s_batch_hold_len, *s_batch_skips, *s_standing, *s_cost_for,
     *s_choose_batch, *s_priced_in_c, *s_observe_handed_back, *s_batch_hold, *s_batch_hold_rows, *s_end_batch_hold,
@@ -411,9 +412,10 @@ static PyObject *choose_priced(PyObject *self, PyObject *const *args, Py_ssize_t
 static int fit_relax(PyObject *fit, const double keep); /* (choice_observe.c) */
 
 /* new_batch(policy, fade): BatchedChoice.new_batch -- batch-1 iterations still waiting counted (_flush_iterations, a
-   Python call), what drafted passes realised moved 1 - `fade` of the way back to their promise (_relax_judged: each row class's judged
-   sums (tokens got, tokens expected, seconds spent, seconds promised) relaxed towards their promise, their realised
-   share made again) and each row class's fit as far towards the calibration (_relax_fits), this batch's greedy passes and pending drafted passes emptied, a hold ended (_end_batch_hold), a
+   Python call), what drafted passes realised moved 1 - `fade` of the way back to their promise (_relax_judged: each
+   row class's judged sums (tokens got, tokens expected, seconds spent, seconds promised) relaxed towards their
+   promise, their realised share made again) and each row class's fit as far towards the calibration (_relax_fits),
+   this batch's greedy passes and pending drafted passes emptied, a hold ended (_end_batch_hold), a
    "no draft" held for rows with counts of their own dropped. As Python methods at every batch's start, 6-9 us at
    B = 2 on the C backend. */
 static PyObject *new_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
