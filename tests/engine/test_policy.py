@@ -19,7 +19,7 @@ from fastdec.engine.load import make_verifier
 from fastdec.engine.loop import draft_verify_accept
 from fastdec.engine.policy import CostAwarePolicy, check_policy, cost_aware, measure_pass_cost, measured_costs
 from helpers.drafters import NoisyOracleDrafter, PerSourceDrafter, RandomDrafter
-from helpers.policy import ranking_spy, seen_greedy, State, policy_with
+from helpers.policy import accepted_at, ranking_spy, seen_greedy, State, policy_with
 
 SETTINGS = property_settings(1 / 2)
 
@@ -222,26 +222,65 @@ def test_a_sentence_s_first_draft_is_decided_by_the_input_s_first_drafts():
 
 def test_a_drafter_that_only_just_pays_stays_held_into_the_next_sentence():
     """A held "no draft" ends at a new sentence only where its first draft clearly pays (``resume``): a draft that
-    promises a few per cent loses them to the estimates' errors."""
-    def held_after_new_sentence(accepted_per_thousand):
+    promises a few per cent loses them to the estimates' errors. A sentence whose own rejected drafts said "no draft"
+    where the input's first drafts pay waits for itself: its wait ends with it."""
+    def held_after_new_sentence(accepted_per_thousand, first_per_thousand):
         policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
         policy.reach[1:11] = [1000.0] * 10
         policy.acc[1:11] = [float(accepted_per_thousand)] * 10
         policy._refresh()
         bad = State()
+        bad.extra["drafter_started"] = True
         for _ in range(20):
             policy.observe(bad, drafted=5, accepted=0)
-        policy.reach_first[1:11], policy.acc_first[1:11] = [0.0] * 10, [0.0] * 10  # (first drafts as the rest)
+        # (the input's first drafts: accepted per thousand at each position)
+        policy.reach_first[1:11], policy.acc_first[1:11] = [1e6] * 10, [1e3 * first_per_thousand] * 10
         policy._refresh()
         promise = policy._best_length(10, False, None, 2e-4, policy.margin)
-        assert policy.choose(bad) == 0 and policy.hold > 0
+        assert policy.choose(bad) == 0
+        own = "policy_waits" in bad.extra
+        if not own:
+            assert policy.hold > 0
         policy.new_sentence()
-        return promise, policy.hold > 0
-    best = {a: held_after_new_sentence(a) for a in (100, 400, 900)}
-    assert best[900] == (best[900][0], False)  # pays clearly: the hold ends
-    assert best[100] == (0, True)  # does not pay: held on
-    promise, held = best[400]
-    assert promise > 0 and held  # pays, but by less than resume asks: held on
+        return promise, own, policy.hold > 0
+    assert held_after_new_sentence(100, 100) == (0, False, True)  # does not pay: held on
+    promise, own, held = held_after_new_sentence(400, 400)
+    assert promise > 0 and own and not held  # the input's first drafts pay: the sentence's own wait, ended with it
+    for a in (400, 900):
+        assert held_after_new_sentence(a, 0.1)[1:] == (False, True)  # first drafts rejected: the input's hold
+
+
+def test_a_sentence_whose_own_drafts_were_rejected_asks_again_after_waits_that_double():
+    """IAD's drafts rejected at an edit (the source's copy out of line for a few tokens) must not make the sentence
+    decode the rest of itself greedily: its counts halve and it asks again after 1, 2, 4 .. 16 greedy steps."""
+    policy = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=10)
+    accepted_at(policy, 950)
+    sent = State()
+    sent.extra["drafter_started"] = True
+    for _ in range(20):
+        policy.observe(sent, drafted=5, accepted=0)
+    reach = list(sent.extra["policy_counts"][0])
+    steps, waits = 0, []
+    while True:
+        n = policy.choose(sent)
+        if n:
+            break
+        waits.append(policy.hold + 1)  # (this step and the held ones)
+        steps += policy.hold + 1
+        policy.hold = 0
+        assert steps < 200
+    assert waits == [1, 2, 4, 8][: len(waits)] and len(waits) >= 2
+    counts = sent.extra["policy_counts"][0]
+    assert counts[1] == reach[1] / 2 ** len(waits) and counts[2:] == reach[2:]  # the first position halved
+    policy.observe(sent, drafted=n, accepted=n)  # the copy is in line again: the sentence drafts on
+    assert policy.choose(sent) > 0
+    waits = []
+    for _ in range(12):  # rejected every time: the waits grow to 16 and stay there
+        policy.observe(sent, drafted=5, accepted=0)
+        while not policy.choose(sent):
+            waits.append(policy.hold + 1)
+            policy.hold = 0
+    assert max(waits) == 16 and waits[-1] == 16
 
 
 def test_batched_choice_gives_rows_with_better_drafts_more_positions():

@@ -206,3 +206,27 @@ def test_a_bet_on_a_probe_s_rows_of_a_padded_pass_is_judged_and_does_not_stand()
     n = policy.choose_batch(rows, None)
     assert n == [0] * (32 - policy.probe_rows) + [10] * policy.probe_rows
     assert policy._standing is None and policy._promised is not None
+
+
+def test_a_row_ranked_out_by_its_own_rejected_drafts_is_asked_again():
+    """A row whose own drafts were rejected at their first token is ranked out of its batch's drafts; as passes go by
+    without a draft for it, its first position's counts halve (after 1, 2, 4 .. passes) until the batch asks it again
+    (IAD: the copy of its source in line again after an edit)."""
+    policy, rows = started_batch(per_token=2.5e-5)
+    policy._observe_read = lambda seconds: None  # (what a position's reading takes: 0, not this machine's clock)
+    bad = rows[3]
+    for _ in range(12):
+        policy.observe(bad, drafted=5, accepted=0)
+    first = bad.extra["policy_counts"][0][1]
+    passes = 0
+    while True:
+        n = policy.choose_batch(rows, None)
+        assert sum(n) > 0
+        if n[3]:
+            break
+        for row, k in zip(rows, n):
+            row.last_drafted, row.last_accepted = k, k
+        policy.observe_rows(rows, n)
+        passes += 1
+        assert passes < 40
+    assert passes >= 2 and bad.extra["policy_counts"][0][1] < first and bad.extra["policy_waits"] >= 1

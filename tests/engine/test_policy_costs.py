@@ -436,7 +436,10 @@ def test_a_held_no_draft_lets_the_batch_1_loop_take_greedy_steps_without_asking(
             for k in torch.randint(4, 14, (40,), generator=g)]
     step = 1e-4
     policy = ChoiceCount(8)
-    policy.use_cost(PassCost(batch=1, fed=[1, 2, 9], pass_s=[1e-4, 1.1e-3, 9.1e-3], rows=[1, 8], rows_s=[1e-5, 8e-5],
+    # (a draft token as dear as 100 greedy steps: the greedy step the loop measures on a loaded machine -- another
+    # test beside this one -- can come to ten times the calibration's, and a sentence that asks again after a few
+    # greedy steps must still find that no draft pays)
+    policy.use_cost(PassCost(batch=1, fed=[1, 2, 9], pass_s=[1e-4, 1e-2, 9e-2], rows=[1, 8], rows_s=[1e-5, 8e-5],
                              step_s=step))
     out = [draft_verify_accept(ver, s, InputCopyDrafter(), accept_top1, policy=policy, max_len_b=12) for s in srcs]
     assert [r.tokens for r in out] == [greedy_decode(ver, s, max_len_b=12).tokens for s in srcs]
@@ -506,21 +509,28 @@ def test_drafted_passes_that_realise_less_than_promised_raise_a_batch_s_bar():
 
 
 def test_a_hold_made_by_one_sentence_s_rejected_drafts_ends_with_that_sentence():
-    """A sentence whose drafts are rejected at once makes the policy hold "no draft" for many greedy steps; the next
-    sentence, with the input-wide rates alone, drafts from its first step, and the steps held and not taken leave the
-    probe's budget (else the next probe would come early)."""
+    """A sentence whose drafts are rejected at once, where the input's drafts pay, waits for itself (greedy steps held
+    1, 2, 4 .. at a time, its first position's counts halved at each wait); the next sentence, with the input-wide
+    rates alone, drafts from its first step, and the sentence's waits leave the probe's budget as it was (the
+    input's drafts pay: nothing to probe)."""
     step = 2e-4
     policy = policy_with({1: (1e-4, 3e-5, 1e-5, step)}, horizon=10)
     accepted_at(policy, 900)
     bad = State()
-    for _ in range(20):
+    bad.extra["drafter_started"] = True
+    for _ in range(200):
         policy.observe(bad, drafted=5, accepted=0)
     skipped = policy._skipped_s
-    assert policy.choose(bad) == 0 and policy.hold > 10
+    held = []
+    for _ in range(3):
+        assert policy.choose(bad) == 0
+        held.append(policy.hold)
+        policy.hold = 0  # (the loop took them)
+    assert held == [0, 1, 3] and policy.choose(bad) == 0 and policy.hold == 7
     policy.hold -= 2  # the loop took two of the held steps before the sentence ended
     policy.new_sentence()
     assert policy.hold == 0
-    assert policy._skipped_s == pytest.approx(skipped + 3 * step)  # the choice's own step and the two taken
+    assert policy._skipped_s == skipped
     assert policy.choose(State()) > 0
 
 

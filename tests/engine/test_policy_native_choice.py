@@ -8,10 +8,10 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from helpers.policy import Watched, batch_policy, fused_case, policy_with, projection_rows, rows_of
+from helpers.policy import State, Watched, batch_policy, fused_case, policy_with, projection_rows, rows_of
 from helpers.properties import property_settings
 
-from fastdec.engine.policy import PassCost, native_choice
+from fastdec.engine.policy import CostAwarePolicy, PassCost, native_choice
 from fastdec.engine.policy.measured_costs import _ExtraFit
 
 SETTINGS = property_settings(1)
@@ -286,6 +286,35 @@ def test_a_pass_counted_and_observed_in_one_c_call_leaves_what_python_leaves_bit
         pytest.skip("no C compiler: Python counts and observes every pass")
     in_c, _ = _observed(c, seen_before, rows, 0.0, p, python=False, counted=counted)
     assert in_c == _observed(c, seen_before, rows, 0.0, p, python=True, counted=counted)[0]
+
+
+@property_settings(20)  # (cheap: a few rows counted)
+@given(rows=st.lists(st.tuples(st.sampled_from([0, 0, 3]), st.booleans(), st.integers(0, 20), st.integers(0, 6),
+                               st.sampled_from([0, 1, 2.5])), min_size=1, max_size=8))
+def test_rows_asked_for_no_draft_wait_and_forget_in_c_as_in_python(rows):
+    """Rows a batched pass asked for no draft, whose sentences have counts of their own, count their idle passes and
+    after 1, 2, 4 .. 16 of them halve their first position's counts, in C as in Python, bit for bit (the rows asked
+    are counted as before)."""
+    if native_choice.choice_module() is None:
+        pytest.skip("no C compiler: Python counts every pass")
+
+    def counted(python: bool) -> str:
+        policy = CostAwarePolicy(8)
+        policy.reach[1] = 1e6  # (no refresh due while the rows are counted)
+        states = []
+        for asked, has_counts, idle, waits, first in rows:
+            row = State(8)
+            row.last_drafted, row.last_accepted = asked, min(asked, 1)
+            if has_counts:
+                row.extra["policy_counts"] = ([0, first, 1, 0, 0, 0, 0, 0, 0, 0], [0, first, 0, 0, 0, 0, 0, 0, 0, 0])
+                row.extra.update({"policy_idle": idle, "policy_waits": waits} if idle else {})
+            states.append(row)
+        with pytest.MonkeyPatch.context() as m:
+            if python:
+                m.setattr(policy, "_native", None)
+            policy.observe_rows(states, [r[0] for r in rows])
+        return repr(([row.extra for row in states], policy._ends, policy._gots, policy._stale))
+    assert counted(False) == counted(True)
 
 
 @pytest.mark.parametrize("greedy_seen", [True, False])

@@ -88,7 +88,8 @@ def test_an_iteration_counts_for_its_sentence_at_once_and_for_the_input_a_little
 
 def test_a_batch_s_rows_counted_in_one_call_are_counted_as_row_by_row():
     """observe_rows (the batched loop's call) leaves the sentences' and the input's counts where observe leaves them
-    row by row, a row that waited (asked nothing) and an empty proposal included, in C and in Python."""
+    row by row, a row that waited (asked nothing: its idle pass counted, _idle_row) and an empty proposal included, in
+    C and in Python."""
     for in_python in (False, True):
         rows_at_once = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
         row_by_row = policy_with({1: (1e-4, 3e-5, 1e-5, 2e-4)}, horizon=12)
@@ -107,7 +108,10 @@ def test_a_batch_s_rows_counted_in_one_call_are_counted_as_row_by_row():
             for st, n in zip(by_row, asked):
                 if n:
                     row_by_row.observe(st, st.last_drafted, st.last_accepted, n)
-        assert [st.extra.get("policy_counts") for st in at_once] == [st.extra.get("policy_counts") for st in by_row]
+                elif "policy_counts" in st.extra:
+                    row_by_row._idle_row(st.extra, st.extra["policy_counts"])
+        assert [st.extra for st in at_once] == [st.extra for st in by_row]
+        assert any("policy_waits" in st.extra for st in at_once)
         counted = ("_ends", "_gots", "_ends_first", "_gots_first", "_stale", "_iter_accepted", "_version", "_fold_top",
                    "_deepest", "reach", "acc", "q", "q_first")
         assert [getattr(rows_at_once, a) for a in counted] == [getattr(row_by_row, a) for a in counted]

@@ -67,6 +67,8 @@ PyMODINIT_FUNC PyInit__fd_choice(void) {
         !(s_extra = PyUnicode_InternFromString("extra")) ||
         !(s_policy_counts = PyUnicode_InternFromString("policy_counts")) ||
         !(s_drafter_started = PyUnicode_InternFromString("drafter_started")) ||
+        !(s_policy_idle = PyUnicode_InternFromString("policy_idle")) ||
+        !(s_policy_waits = PyUnicode_InternFromString("policy_waits")) ||
         !(s_src_list = PyUnicode_InternFromString("src_list")) || !(s_prefix = PyUnicode_InternFromString("prefix")))
         return NULL;
     struct {

@@ -121,7 +121,73 @@ static int int_attr(PyObject *obj, PyObject *name, long *out) {
 }
 
 static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
-    *s_prefix;
+    *s_prefix, *s_policy_idle, *s_policy_waits;
+
+/* counts.py's LONGEST_WAIT */
+#define LONGEST_WAIT 16
+
+/* an int kept in a state's extra dict (0 where it is not) */
+static int extra_int(PyObject *extra, PyObject *key, long *out) {
+    PyObject *x = PyDict_GetItemWithError(extra, key);
+    *out = 0;
+    if (!x) return PyErr_Occurred() ? -1 : 0;
+    *out = PyLong_AsLong(x);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int set_extra_int(PyObject *extra, PyObject *key, long value) {
+    PyObject *x = PyLong_FromLong(value);
+    const int rc = x ? PyDict_SetItem(extra, key, x) : -1;
+    Py_XDECREF(x);
+    return rc;
+}
+
+/* list[m] *= 0.5, as Python multiplies an int or a float count */
+static int halve_at(PyObject *list, Py_ssize_t m) {
+    double v;
+    if (number_at(list, m, &v) < 0) return -1;
+    PyObject *x = PyFloat_FromDouble(v * 0.5);
+    if (!x) return -1;
+    return PyList_SetItem(list, m, x);
+}
+
+/* AcceptanceCounts._idle_row: a row asked for no draft whose sentence has counts of its own waits; after 1, 2, 4 ..
+   LONGEST_WAIT such passes (doubling each time) its first position's counts halve (_forget_first). 0, or -1 an
+   error. */
+static int idle_row(PyObject *st) {
+    PyObject *extra = attr_of(st, s_extra), *sent;
+    int rc = -1;
+    long idle, waits;
+    if (!extra) return -1;
+    if (!PyDict_Check(extra)) {
+        PyErr_SetString(PyExc_TypeError, "a state's extra must be a dict");
+        goto done;
+    }
+    if (!(sent = PyDict_GetItemWithError(extra, s_policy_counts)) || sent == Py_None) {
+        rc = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    if (!PyTuple_Check(sent) || PyTuple_GET_SIZE(sent) != 2 || !PyList_Check(PyTuple_GET_ITEM(sent, 0)) ||
+        !PyList_Check(PyTuple_GET_ITEM(sent, 1))) {
+        PyErr_SetString(PyExc_ValueError, "a row's counts must be a (reach, acc) tuple of lists");
+        goto done;
+    }
+    if (extra_int(extra, s_policy_idle, &idle) < 0 || extra_int(extra, s_policy_waits, &waits) < 0) goto done;
+    const long wait = waits < 4 ? 1L << waits : LONGEST_WAIT;
+    if (++idle < wait) {
+        rc = set_extra_int(extra, s_policy_idle, idle);
+        goto done;
+    }
+    Py_INCREF(sent); /* (the dict holds it; kept while the dict is written) */
+    rc = set_extra_int(extra, s_policy_idle, 0) < 0 || set_extra_int(extra, s_policy_waits, waits + 1) < 0 ||
+                 halve_at(PyTuple_GET_ITEM(sent, 0), 1) < 0 || halve_at(PyTuple_GET_ITEM(sent, 1), 1) < 0
+             ? -1
+             : 0;
+    Py_DECREF(sent);
+done:
+    Py_DECREF(extra);
+    return rc;
+}
 
 /* the exact rule's chunks on a CPU: 8, 16, 32 ... positions, a chunk starting at s holding s + 8 */
 #define CHUNK 8
@@ -189,7 +255,10 @@ static int count_core(PyObject *states, PyObject *asked, Py_ssize_t *r_io, long 
     for (; r < n; r++) {
         const long want = PyLong_AsLong(PyList_GET_ITEM(asked, r));
         if (want == -1 && PyErr_Occurred()) return -1;
-        if (!want) continue;
+        if (!want) {
+            if (idle_row(PyList_GET_ITEM(states, r)) < 0) return -1;
+            continue;
+        }
         PyObject *st = PyList_GET_ITEM(states, r);
         long drafted, accepted, top, got;
         if (int_attr(st, s_last_drafted, &drafted) < 0 || int_attr(st, s_last_accepted, &accepted) < 0) return -1;

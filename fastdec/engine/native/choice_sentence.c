@@ -333,7 +333,7 @@ static PyObject *choose_one(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyObject *lim = PyLong_FromLong(limit), *step_o = lim ? PyFloat_FromDouble(step) : NULL;
         if (step_o)
             result = PyObject_CallMethodObjArgs(policy, s_no_length_pays, lim, started ? Py_True : Py_False, step_o,
-                                                NULL);
+                                                state, NULL);
         Py_XDECREF(lim);
         Py_XDECREF(step_o);
         goto done;

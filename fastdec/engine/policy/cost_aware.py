@@ -89,6 +89,7 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self.probes = 0
         # batch 1: greedy steps the loop may take without asking (a "no draft" that holds until the next probe is due)
         self.hold = 0
+        self._own_hold = False  # the hold is a sentence's own wait (BatchOneChoice._wait_for_sentence): not carried
         # while "no draft" wins, the choice is not recomputed until something it depends on changes (a count, the
         # drafter's cost) or 64 iterations passed: a skipped drafter then costs the loop almost nothing
         self._version = 0

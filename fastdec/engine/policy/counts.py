@@ -5,6 +5,10 @@ from __future__ import annotations
 import heapq
 from typing import Optional, Sequence, Tuple
 
+# the most greedy steps a sentence whose own drafts stopped paying waits before its first position's counts halve
+# again (AcceptanceCounts._forget_first)
+LONGEST_WAIT = 16
+
 
 class AcceptanceCounts:
     """:class:`~fastdec.engine.policy.CostAwarePolicy`'s acceptance statistics (its attributes are made in
@@ -38,6 +42,9 @@ class AcceptanceCounts:
         projected = 0
         for st, n in zip(states, asked):
             if not n:
+                sent = st.extra.get("policy_counts")
+                if sent is not None:
+                    self._idle_row(st.extra, sent)
                 continue
             drafted, accepted = st.last_drafted, st.last_accepted
             projected += self._projected_rows(drafted, accepted)
@@ -49,6 +56,29 @@ class AcceptanceCounts:
             self._iter_accepted += accepted
             self._count(top, got, self._count_sentence(st, top, got))
         self._pass_projected = projected
+
+    def _idle_row(self, extra: dict, sent) -> None:
+        """A batched pass that asked a row whose sentence has counts of its own (``sent``; ``extra``: its state's
+        dict) for no draft: after 1, 2, 4 .. :data:`LONGEST_WAIT` such passes (doubling each time) its first
+        position's counts halve (:meth:`_forget_first`), so a row ranked out by its own rejected drafts is asked
+        again once its drafts may be in line (IAD's copy after an edit), as a batch-1 sentence waits
+        (:meth:`~fastdec.engine.policy.batch_one.BatchOneChoice._wait_for_sentence`)."""
+        idle, waits = extra.get("policy_idle", 0) + 1, extra.get("policy_waits", 0)
+        if idle < min(1 << waits, LONGEST_WAIT):
+            extra["policy_idle"] = idle
+            return
+        extra["policy_idle"] = 0
+        self._forget_first(extra, sent, waits)
+
+    @staticmethod
+    def _forget_first(extra: dict, sent, waits: int) -> None:
+        """Halve a sentence's first-position counts after its ``waits``-th wait: what a wait forgets is whether the
+        drafts are in line again -- the first position --, not how far drafts in line are accepted (halving every
+        position, a sentence rewritten throughout drafted 11 tokens again and again where 2 were accepted)."""
+        extra["policy_waits"] = waits + 1
+        reach, acc = sent
+        reach[1] *= 0.5
+        acc[1] *= 0.5
 
     def _reached(self, drafted: int, accepted: int, asked: Optional[int]) -> Tuple[int, int]:
         """The deepest position an iteration counts (``top``: the first rejected, or the draft's last) and how many of
