@@ -79,9 +79,11 @@ def test_a_no_draft_made_without_rows_own_counts_carries_into_the_next_batch(mon
     # new rows: the "no draft" made for new rows holds though the input's counts moved
     assert policy.choose_batch([State() for _ in range(8)], None) == [0] * 8 and ranked == [8]
     policy.new_batch()
-    assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8]
-    policy.new_batch()
+    # (each time twice: the choice, and the same as if the rows had no counts of their own -- it does not draft
+    # either: the rows do not wait, _rows_wait)
     assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8, 8]
+    policy.new_batch()
+    assert policy.choose_batch(counted, None) == [0] * 8 and ranked == [8, 8, 8, 8, 8]
 
 
 def test_positions_that_cannot_clear_the_bar_are_not_ranked(monkeypatch):
@@ -230,3 +232,43 @@ def test_a_row_ranked_out_by_its_own_rejected_drafts_is_asked_again():
         passes += 1
         assert passes < 40
     assert passes >= 2 and bad.extra["policy_counts"][0][1] < first and bad.extra["policy_waits"] >= 1
+
+
+def _two_rows_that_stopped(accepted_per_thousand: float):
+    """A fused batch of two rows, both of whose own drafts were rejected at their first token 30 times, where the
+    input's drafts are accepted at ``accepted_per_thousand`` and a drafted token costs 30 % of a greedy pass (no probe
+    due; a position's reading costs nothing)."""
+    policy = policy_with({2: (1e-4, 6e-4, 0.0, 2e-3)}, horizon=10)
+    policy._rows_fused = True
+    policy._observe_read = lambda seconds: None
+    accepted_at(policy, accepted_per_thousand)
+    policy._skipped_s = -1e9
+    rows = [State(10) for _ in range(2)]
+    for row in rows:
+        row.extra["drafter_started"] = True
+        for _ in range(30):
+            policy.observe(row, drafted=5, accepted=0)
+    return policy, rows
+
+
+def test_a_batch_whose_every_row_stopped_by_its_own_drafts_waits_and_asks_again():
+    """Where every row of a batch (two rows, or a batch's last row) was ranked out by its own rejected drafts while the
+    input's drafts pay, the batch waits as a batch-1 sentence does: its rows' first-position counts halve and it takes
+    1, 2, 4 .. greedy passes before it chooses again (no "no draft" kept to reuse), until its rows draft again; where
+    the input's drafts do not pay either, the "no draft" is held and kept as before."""
+    policy, rows = _two_rows_that_stopped(950)
+    holds = []
+    while True:
+        n = policy.choose_batch(rows, None)
+        if any(n):
+            break
+        holds.append(policy.batch_hold)
+        assert not policy._batch_skips
+        while policy.take_held_step(2):
+            pass
+        assert len(holds) < 10
+    assert holds[:4] == [0, 1, 3, 7] and all(h == 15 for h in holds[4:])
+    assert all(row.extra["policy_waits"] == len(holds) for row in rows)
+    policy, rows = _two_rows_that_stopped(50)
+    assert policy.choose_batch(rows, None) == [0, 0] and policy.batch_hold > 16 and policy._batch_skips
+    assert all("policy_waits" not in row.extra for row in rows)

@@ -37,8 +37,9 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   ones greedy, and a drafter that only just pays stays held. A new batch makes its choice afresh. A sentence whose
   *own* counts say ``n = 0`` where the input's first drafts would draft (IAD's copy out of line after an edit) waits
   for itself instead: its first position's counts halve and it asks again after 1, 2, 4 .. 16 greedy steps; in a
-  batch a row asked for no draft does the same, pass by pass. A sentence's counts change only where it drafts, so
-  without the waits a sentence that stopped drafting decoded the rest of itself greedily.
+  batch a row asked for no draft does the same, pass by pass, and a batch whose rows' own counts are why none drafts
+  (the same choice, made as if they had none, drafts) waits as a whole. A sentence's counts change only where it
+  drafts, so without the waits a sentence that stopped drafting decoded the rest of itself greedily.
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
 ``prod q`` and the pass takes the best ones while tokens per second grow (each row drafts a prefix of its own

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import native_choice
 from .batch_one import _STANDING
+from .counts import LONGEST_WAIT
 from .measured_costs import _nearest
 from .pass_cost import _CHUNK, PassCost
 
@@ -357,6 +358,9 @@ class BatchedChoice:
         while nothing it depends on changes. (A method, not a closure in the choice: a closure's variables are cells,
         read more slowly by every line of the choice.)"""
         B = len(states)
+        own = _counted(states)
+        if own and self._rows_wait(states, limits, cost, fixed, factor, step, key):
+            return [0] * B
         probe_n = self._probe_rows(limits)  # (made only here: most choices draft)
         probed = sum(1 for n in probe_n if n)
         if not probed:
@@ -365,7 +369,6 @@ class BatchedChoice:
                                       probed)
         if self._probe_due(step, probe_cost):
             return probe_n
-        own = _counted(states)
         self._batch_skips[key] = ((self._version, B, own), 0, step, probe_cost)
         self._hold_batch(B, step, probe_cost, key)
         return [0] * B
@@ -489,6 +492,33 @@ class BatchedChoice:
             self._stand(states, n, B)
         self._promised = (B, rate, time.perf_counter() - t0, expected)
         return n
+
+    def _rows_wait(self, states, limits: Sequence[int], cost: PassCost, fixed: float, factor: float, step: float,
+                   key: int) -> bool:
+        """:meth:`_no_draft` where rows have counts of their own: whether those counts are why no draft pays -- the
+        same choice made as if those rows had none (a sentence's first draft, by the input's first drafts) drafts.
+        Then the batch waits as a batch-1 sentence does (a batch of two whose rows both stopped, a batch's last row):
+        each such row's first-position counts halve, and the batch takes 1, 2, 4 .. :data:`LONGEST_WAIT` greedy
+        passes (by the row that waited least) before it chooses again, no "no draft" kept to reuse and no probe's
+        budget spent. Else (the input's drafts do not pay either: GAD's, Blockwise's on a CPU) False: the "no draft"
+        is held as before."""
+        counted = [(st.extra, st.extra.pop("policy_counts")) for st in states
+                   if st.extra.get("policy_counts") is not None]
+        try:
+            fresh = self._priced_choice(states, limits, cost, len(states), fixed, factor, step, time.perf_counter())
+        finally:
+            for extra, sent in counted:
+                extra["policy_counts"] = sent
+        if fresh is None:
+            return False
+        waits = min(extra.get("policy_waits", 0) for extra, _ in counted)
+        for extra, sent in counted:
+            extra["policy_idle"] = 0
+            self._forget_first(extra, sent, extra.get("policy_waits", 0))
+        # (greedy passes after this one; none counted towards a probe, so none given back when the hold ends early)
+        self.batch_hold = self._batch_hold_len = min(1 << waits, LONGEST_WAIT) - 1
+        self._batch_hold_rows, self._batch_hold_step, self._batch_hold_key = len(states), 0.0, key
+        return True
 
     def _priced_choice(self, states, limits: Sequence[int], cost: PassCost, B: int, fixed: float, factor: float,
                        step: float, t0: float) -> Optional[Tuple[List[int], float, bool, float]]:
