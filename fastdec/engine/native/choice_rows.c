@@ -123,7 +123,7 @@ static int int_attr(PyObject *obj, PyObject *name, long *out) {
 static PyObject *s_last_drafted, *s_last_accepted, *s_extra, *s_policy_counts, *s_drafter_started, *s_src_list,
     *s_prefix, *s_policy_idle, *s_policy_waits;
 
-/* counts.py's LONGEST_WAIT */
+/* counts.py's LONGEST_WAIT (1 << 4): a wait's passes, wait_steps, are 1, 2, 4, 8, then 16 */
 #define LONGEST_WAIT 16
 
 /* an int kept in a state's extra dict (0 where it is not) */

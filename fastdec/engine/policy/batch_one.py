@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .counts import LONGEST_WAIT
+from .counts import wait_steps
 
 # the iterations a padded choice that took every position worth 1 % or more stands for (:meth:`choose_batch`)
 _STANDING = 16
@@ -187,12 +187,13 @@ class BatchOneChoice:
     def _wait_for_sentence(self, state, sent) -> int:
         """A sentence whose own counts say "no draft" where its input's first drafts would draft (IAD's drafts
         rejected at an edit, where the copy of the source is out of line for a few tokens): its first position's
-        counts halve (:meth:`_forget_first`), and it asks again after 1, 2, 4 .. :data:`LONGEST_WAIT` greedy steps
-        (doubling each time it waits). A sentence's counts only change where it drafts, so one that stopped drafting
-        decoded the rest of itself greedily even where the copy was in line again (on the fast backend 21 of 500 GEC
-        sentences ended that way; fixed IAD copied the last 12-26 tokens of seven of them in one pass). Returns 0."""
+        counts halve (:meth:`_forget_first`), and it asks again after 1, 2, 4 .. 16 greedy steps (doubling each time
+        it waits: :func:`~.counts.wait_steps`). A sentence's counts only change where it drafts, so one that stopped
+        drafting decoded the rest of itself greedily even where the copy was in line again (on the fast backend 21
+        of 500 GEC sentences ended that way; fixed IAD copied the last 12-26 tokens of seven of them in one pass).
+        Returns 0."""
         waits = state.extra.get("policy_waits", 0)
         self._forget_first(state.extra, sent, waits)
-        self.hold = min(1 << waits, LONGEST_WAIT) - 1  # (greedy steps after this one)
+        self.hold = wait_steps(waits) - 1  # (greedy steps after this one)
         self._own_hold = self.hold > 0
         return 0

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import native_choice
 from .batch_one import _STANDING
-from .counts import LONGEST_WAIT
+from .counts import wait_steps
 from .measured_costs import _nearest
 from .pass_cost import _CHUNK, PassCost
 
@@ -498,8 +498,8 @@ class BatchedChoice:
         """:meth:`_no_draft` where rows have counts of their own: whether those counts are why no draft pays -- the
         same choice made as if those rows had none (a sentence's first draft, by the input's first drafts) drafts.
         Then the batch waits as a batch-1 sentence does (a batch of two whose rows both stopped, a batch's last row):
-        each such row's first-position counts halve, and the batch takes 1, 2, 4 .. :data:`LONGEST_WAIT` greedy
-        passes (by the row that waited least) before it chooses again, no "no draft" kept to reuse and no probe's
+        each such row's first-position counts halve, and the batch takes 1, 2, 4 .. 16 greedy passes (by the row that
+        waited least: :func:`~.counts.wait_steps`) before it chooses again, no "no draft" kept to reuse and no probe's
         budget spent. Else (the input's drafts do not pay either: GAD's, Blockwise's on a CPU) False: the "no draft"
         is held as before."""
         counted = [(st.extra, st.extra.pop("policy_counts")) for st in states
@@ -513,10 +513,9 @@ class BatchedChoice:
             return False
         waits = min(extra.get("policy_waits", 0) for extra, _ in counted)
         for extra, sent in counted:
-            extra["policy_idle"] = 0
             self._forget_first(extra, sent, extra.get("policy_waits", 0))
         # (greedy passes after this one; none counted towards a probe, so none given back when the hold ends early)
-        self.batch_hold = self._batch_hold_len = min(1 << waits, LONGEST_WAIT) - 1
+        self.batch_hold = self._batch_hold_len = wait_steps(waits) - 1
         self._batch_hold_rows, self._batch_hold_step, self._batch_hold_key = len(states), 0.0, key
         return True
 

@@ -10,6 +10,11 @@ from typing import Optional, Sequence, Tuple
 LONGEST_WAIT = 16
 
 
+def wait_steps(waits: int) -> int:
+    """The greedy steps (or passes) of a sentence's wait after ``waits`` earlier ones: 1, 2, 4 .. LONGEST_WAIT."""
+    return min(1 << waits, LONGEST_WAIT)
+
+
 class AcceptanceCounts:
     """:class:`~fastdec.engine.policy.CostAwarePolicy`'s acceptance statistics (its attributes are made in
     ``CostAwarePolicy.__init__``)."""
@@ -64,18 +69,18 @@ class AcceptanceCounts:
         again once its drafts may be in line (IAD's copy after an edit), as a batch-1 sentence waits
         (:meth:`~fastdec.engine.policy.batch_one.BatchOneChoice._wait_for_sentence`)."""
         idle, waits = extra.get("policy_idle", 0) + 1, extra.get("policy_waits", 0)
-        if idle < min(1 << waits, LONGEST_WAIT):
+        if idle < wait_steps(waits):
             extra["policy_idle"] = idle
             return
-        extra["policy_idle"] = 0
         self._forget_first(extra, sent, waits)
 
     @staticmethod
     def _forget_first(extra: dict, sent, waits: int) -> None:
-        """Halve a sentence's first-position counts after its ``waits``-th wait: what a wait forgets is whether the
-        drafts are in line again -- the first position --, not how far drafts in line are accepted (halving every
-        position, a sentence rewritten throughout drafted 11 tokens again and again where 2 were accepted)."""
-        extra["policy_waits"] = waits + 1
+        """Halve a sentence's first-position counts after its ``waits``-th wait (its idle passes counted afresh):
+        what a wait forgets is whether the drafts are in line again -- the first position --, not how far drafts in
+        line are accepted (halving every position, a sentence rewritten throughout drafted 11 tokens again and again
+        where 2 were accepted)."""
+        extra["policy_idle"], extra["policy_waits"] = 0, waits + 1
         reach, acc = sent
         reach[1] *= 0.5
         acc[1] *= 0.5
