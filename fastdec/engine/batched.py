@@ -326,6 +326,10 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
         timer.lap("drafter")
         active = list(range(B))  # sentence index of each batch row
         first, held_rows = True, 0
+        # a held "no draft"'s passes lent to the loop (``lend_hold``): taken here without a call, while more than
+        # ``hold_floor`` rows are left; what is not taken goes back before the policy is asked again
+        lend = getattr(policy, "lend_hold", None) if drafter is not None else None
+        hold_left = hold_floor = 0
         # the held greedy passes not yet written to the active rows' ``planned`` (a 0 each), and by sentence those
         # of them it waited out: written when a row leaves or a choice is made, not row by row at every pass (32
         # appends beside a 0.4 ms pass of the C backend)
@@ -343,15 +347,24 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
             start_s = drafter_s = None  # (the drafter's start and call, shown to the policy after the pass)
             started = drafted_rows = 0
             held = False
-            if drafter is not None:
+            if hold_left and len(act) > hold_floor:
+                hold_left -= 1
+                held = True
+                owed += 1
+            elif drafter is not None:
                 for st, j in zip(act, js):
                     st.max_draft = int(min(st.max_len - j, cap_draft))
                 if policy is not None:
                     t0 = clock()
+                    if hold_left:  # (rows left: the hold ends where the policy sees it end)
+                        policy.return_hold(hold_left)
+                        hold_left = 0
                     chosen = step(act, ver)
-                    policy_s += clock() - t0
                     # None: a greedy pass the policy's held "no draft" covers: nothing to ask, draft or count per row
                     held = chosen is None
+                    if held and lend is not None:
+                        hold_left, hold_floor = lend()
+                    policy_s += clock() - t0
                     if held:
                         owed += 1
                     else:
@@ -427,6 +440,8 @@ def decode_batch(bver: BatchedVerifierProtocol, sources: Sequence[Tensor], draft
                 if active:
                     bver.keep(keep)
                 timer.lap("other")
+        if hold_left:  # (the next batch ends it as the policy's own)
+            policy.return_hold(hold_left)
     timer.stop()  # (after a collection that came due: collections_between_passes)
     mem = peak_memory_mb(dev)
     results = []

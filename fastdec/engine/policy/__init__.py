@@ -31,7 +31,8 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
-  cost at most 0.5 %, and a drafter that starts to pay is noticed. Until then the batch-1 loop takes greedy steps
+  cost at most 0.5 %, and a drafter that starts to pay is noticed. Each probe that no paying draft followed doubles
+  that interval, up to 8 times (:mod:`.probes`): a drafter that never pays is asked ever more rarely. Until then the batch-1 loop takes greedy steps
   without asking (:attr:`CostAwarePolicy.hold`). A hold carries into the next sentence unless that sentence's first
   draft promises ``resume`` (25 %) more than a greedy step: one sentence's rejected drafts must not keep the next
   ones greedy, and a drafter that only just pays stays held. A new batch makes its choice afresh. A sentence whose
@@ -58,7 +59,9 @@ pass counts at most twice what the run's greedy passes say: one stall of the mac
 whole runs stop drafting. The decoding loops pause Python's garbage collector while they decode
 (:func:`~fastdec.engine.stats.collections_between_passes`): a collection inside a pass is such a stall.
 A batch's "no draft" holds like batch 1's: the batched loop takes the greedy passes it covers without asking
-(:meth:`CostAwarePolicy.take_held_step`) while more than half its rows are left. The batched loop leaves a batch's
+(:meth:`CostAwarePolicy.take_held_step`) while more than half its rows are left: after a held step the policy lends
+it the hold's remaining passes (:meth:`CostAwarePolicy.lend_hold`), which it counts itself and gives back what it did
+not take before it asks again. The batched loop leaves a batch's
 first pass (it allocates the caches), its choices and the dropping of finished rows out of what it shows the policy.
 
 Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact

@@ -33,7 +33,7 @@ class BatchOneChoice:
             self._held_on = self._version
             return
         if self.hold:
-            self._skipped_s = max(self._skipped_s - self.hold * self._skip[3], 0.0)
+            self._give_back_skipped(self.hold * self._skip[3])
             self.hold = 0
         self._skip = _NO_SKIP
 

@@ -86,6 +86,8 @@ class CostAwarePolicy(BatchOneChoice, BatchedChoice, MeasuredCosts, ProbeBudget,
         self._least_after: List[float] = []
         self._start_s: Dict[int, float] = {}  # ... and of a drafter's start (per sentence, or per batch) by rows
         self._skipped_s = 0.0    # greedy time since the drafter was last asked
+        # ... since the last probe (a paying draft does not reset it), and the probes' interval over probe_share's
+        self._since_probe_s, self._probe_scale = 0.0, 1.0
         self.probes = 0
         # batch 1: greedy steps the loop may take without asking (a "no draft" that holds until the next probe is due)
         self.hold = 0
