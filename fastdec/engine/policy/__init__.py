@@ -31,15 +31,15 @@ tokens costs about one pass of 1, and long drafts pay. :class:`CostAwarePolicy` 
   ``greedy step + [n > 0] * (drafter + fixed) + factor * (pass(n+1) - pass(1) + projection)``.
   ``n = 0`` is one plain greedy step with no drafter call at all. While ``n = 0`` wins, the drafter is asked again (a
   *probe* of up to 8 tokens) once the greedy time since it was last asked is 200 times what the probe costs: probes
-  cost at most 0.5 %, and a drafter that starts to pay is noticed. Each probe that no paying draft followed doubles
-  that interval, up to 8 times (:mod:`.probes`): a drafter that never pays is asked ever more rarely. Until then the batch-1 loop takes greedy steps
-  without asking (:attr:`CostAwarePolicy.hold`). A hold carries into the next sentence unless that sentence's first
-  draft promises ``resume`` (25 %) more than a greedy step: one sentence's rejected drafts must not keep the next
-  ones greedy, and a drafter that only just pays stays held. A new batch makes its choice afresh. A sentence whose
-  *own* counts say ``n = 0`` where the input's first drafts would draft (IAD's copy out of line after an edit) waits
-  for itself instead: its first position's counts halve and it asks again after 1, 2, 4 .. 16 greedy steps; in a
-  batch a row asked for no draft does the same, pass by pass, and a batch whose rows' own counts are why none drafts
-  (the same choice, made as if they had none, drafts) waits as a whole. A sentence's counts change only where it
+  cost at most 0.5 %, and a drafter that starts to pay is noticed. Each probe that no paying draft followed doubles that
+  interval, up to 8 times (:mod:`.probes`): a drafter that never pays is asked ever more rarely. Until then the batch-1
+  loop takes greedy steps without asking (:attr:`CostAwarePolicy.hold`). A hold carries into the next sentence unless
+  that sentence's first draft promises ``resume`` (25 %) more than a greedy step: one sentence's rejected drafts must
+  not keep the next ones greedy, and a drafter that only just pays stays held. A new batch makes its choice afresh. A
+  sentence whose *own* counts say ``n = 0`` where the input's first drafts would draft (IAD's copy out of line after an
+  edit) waits for itself instead: its first position's counts halve and it asks again after 1, 2, 4 .. 16 greedy steps;
+  in a batch a row asked for no draft does the same, pass by pass, and a batch whose rows' own counts are why none
+  drafts (the same choice, made as if they had none, drafts) waits as a whole. A sentence's counts change only where it
   drafts, so without the waits a sentence that stopped drafting decoded the rest of itself greedily.
 
 In a batch the same choice is made for all rows at once: every row's positions are ranked by their value
@@ -61,8 +61,8 @@ whole runs stop drafting. The decoding loops pause Python's garbage collector wh
 A batch's "no draft" holds like batch 1's: the batched loop takes the greedy passes it covers without asking
 (:meth:`CostAwarePolicy.take_held_step`) while more than half its rows are left: after a held step the policy lends
 it the hold's remaining passes (:meth:`CostAwarePolicy.lend_hold`), which it counts itself and gives back what it did
-not take before it asks again. The batched loop leaves a batch's
-first pass (it allocates the caches), its choices and the dropping of finished rows out of what it shows the policy.
+not take before it asks again. The batched loop leaves a batch's first pass (it allocates the caches), its choices
+and the dropping of finished rows out of what it shows the policy.
 
 Lossless: the policy only shortens drafts (``state.max_draft``), and truncating a draft never changes what exact
 acceptance returns -- every appended token is still the verifier's own greedy token (property tests on random

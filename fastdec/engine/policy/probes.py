@@ -5,7 +5,7 @@ to pay is still noticed, within ``PROBE_BACKOFF`` times the interval."""
 from __future__ import annotations
 
 # how much rarer than ``probe_share`` says the probes of a drafter that never paid since may become. Probes at the
-# share itself took 0.9 % of a Blockwise run at B = 2 on a CPU against the 0.5 % they were priced at: each also cost
+# share itself took 0.8-1.1 % of a Blockwise run at B = 2 on a CPU against the 0.5 % they were priced at: each also cost
 # the choices after it and the caches it left cold
 PROBE_BACKOFF = 8.0
 
