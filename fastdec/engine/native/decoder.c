@@ -118,8 +118,12 @@ static inline __attribute__((always_inline)) void panel_kernel(int G, int R, con
  * (vpmaddwd, or what the compiler makes of the plain loop). */
 #if defined(__AVX512VNNI__) && PW == 16
 #define IN_GROUP 4
+/* vpdpbusd multiplies unsigned by signed bytes: the quantised inputs are stored shifted to x + 128 (x ^ 0x80), and
+ * 128 sum_i Wq[o, i] is taken off at the end -- exact integers, the same sum */
+#define FLIPPED_INPUTS 0x80
 #else
 #define IN_GROUP 2
+#define FLIPPED_INPUTS 0
 #endif
 
 static int pack_int8(Packed *P, const real *W, int O, int K) {
@@ -151,28 +155,42 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
     int32_t acc[4][4][PW];
     const int8_t *w = P->q + (size_t)panel0 * Kp * PW;
 #if defined(__AVX512VNNI__) && PW == 16
-    /* four inputs per step: vpdpbusd multiplies unsigned by signed bytes, so the inputs are shifted to x + 128
-     * (x ^ 0x80) and 128 sum_i Wq[o, i] is taken off at the end -- exact integers, the same sum */
+    /* four inputs per step, shifted to x + 128 (FLIPPED_INPUTS) */
     __m512i a[4][4];
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int g = 0; g < G; g++)
         for (int r = 0; r < R; r++) a[g][r] = _mm512_setzero_si512();
     for (int i = 0; i < Kp; i += 4) {
-        __m512i xv[4];
+        __m512i wv[4]; /* each panel's weights loaded once per step, for every row (29 of the 32 registers) */
+        for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_si512((const void *)(w + ((size_t)g * Kp + i) * PW));
         for (int r = 0; r < R; r++) {
             int32_t quad;
             memcpy(&quad, X + (size_t)r * Kp + i, 4);
-            xv[r] = _mm512_xor_si512(_mm512_set1_epi32(quad), flip);
-        }
-        for (int g = 0; g < G; g++) {
-            const __m512i wv = _mm512_loadu_si512((const void *)(w + ((size_t)g * Kp + i) * PW));
-            for (int r = 0; r < R; r++) a[g][r] = _mm512_dpbusd_epi32(a[g][r], xv[r], wv);
+            const __m512i xv = _mm512_set1_epi32(quad);
+            for (int g = 0; g < G; g++) a[g][r] = _mm512_dpbusd_epi32(a[g][r], xv, wv[g]);
         }
     }
+#if !REAL_IS_DOUBLE
+    /* the same epilogue as the plain loop below, 16 outputs at a time: int32 -> float (round to nearest), the scales'
+     * product in float, one fused multiply-add -- the same roundings, so the same values */
+    for (int g = 0; g < G; g++) {
+        const int o0 = (panel0 + g) * PW;
+        const __mmask16 mk = lanes(ycols - o0), in = lanes(P->O - o0);
+        const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
+        const __m512 sw = _mm512_maskz_loadu_ps(in, P->scale + o0);
+        const __m512 b = bias ? _mm512_maskz_loadu_ps(in, bias + o0) : _mm512_setzero_ps();
+        for (int r = 0; r < R; r++)
+            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + (o0 - col0), mk,
+                                  _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a[g][r], corr)),
+                                                  _mm512_mul_ps(_mm512_set1_ps(sx[r]), sw), b));
+    }
+    (void)acc;
+    return;
+#else
     for (int g = 0; g < G; g++) {
         const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
         for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], _mm512_sub_epi32(a[g][r], corr));
     }
+#endif
 #elif defined(__AVX512BW__) && PW == 16
     /* a pair of inputs per step: 16 outputs x 2 weights widened to int16, multiplied with (x[i], x[i+1]) and summed
      * in pairs into 16 int32 lanes (vpmaddwd) */
@@ -273,6 +291,90 @@ static inline __attribute__((always_inline)) void panel_rows_f32(int G, const Pa
 }
 #endif
 
+#if FLIPPED_INPUTS && !REAL_IS_DOUBLE
+#define FAST_INT8_KERNEL 1
+/* 4 int8 panels x R <= 4 rows with the accumulators in named registers: held in an array (panel_kernel_int8), the
+ * compiler copies them between registers at every step, a third of the block's time. The same integer sums and
+ * epilogue as panel_kernel_int8, so the same values. */
+#define I8_ROW_DECL(r) __m512i a0##r = zero, a1##r = zero, a2##r = zero, a3##r = zero;
+#define I8_ROW_STEP(r)                                                                                                \
+    if (R > r) {                                                                                                      \
+        int32_t quad;                                                                                                 \
+        memcpy(&quad, X + (size_t)r * Kp + i, 4);                                                                     \
+        const __m512i xv = _mm512_set1_epi32(quad);                                                                   \
+        a0##r = _mm512_dpbusd_epi32(a0##r, xv, w0); a1##r = _mm512_dpbusd_epi32(a1##r, xv, w1);                       \
+        a2##r = _mm512_dpbusd_epi32(a2##r, xv, w2); a3##r = _mm512_dpbusd_epi32(a3##r, xv, w3);                       \
+    }
+#define I8_STORE(g, r)                                                                                                \
+    _mm512_mask_storeu_ps(Y + (size_t)r * ldy + (o0 + g * PW - col0), mk[g],                                         \
+                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a##g##r, corr[g])),                     \
+                                          _mm512_mul_ps(_mm512_set1_ps(sx[r]), sw[g]), b[g]));
+#define I8_ROW_STORE(r) if (R > r) { I8_STORE(0, r) I8_STORE(1, r) I8_STORE(2, r) I8_STORE(3, r) }
+
+static inline __attribute__((always_inline)) void int8_4panels(int R, const Packed *P, int panel0, const int8_t *X,
+                                                               const real *sx, const real *bias, real *Y, size_t ldy,
+                                                               int col0, int ycols) {
+    const int Kp = P->Kp;
+    const size_t ps = (size_t)Kp * PW; /* one panel's bytes */
+    const __m512i zero = _mm512_setzero_si512();
+    I8_ROW_DECL(0) I8_ROW_DECL(1) I8_ROW_DECL(2) I8_ROW_DECL(3)
+    const int8_t *w = P->q + (size_t)panel0 * ps;
+    for (int i = 0; i < Kp; i += 4, w += 4 * PW) {
+        const __m512i w0 = _mm512_loadu_si512((const void *)w), w1 = _mm512_loadu_si512((const void *)(w + ps)),
+                      w2 = _mm512_loadu_si512((const void *)(w + 2 * ps)),
+                      w3 = _mm512_loadu_si512((const void *)(w + 3 * ps));
+        I8_ROW_STEP(0) I8_ROW_STEP(1) I8_ROW_STEP(2) I8_ROW_STEP(3)
+    }
+    const int o0 = panel0 * PW;
+    __m512i corr[4];
+    __m512 sw[4], b[4];
+    __mmask16 mk[4];
+    for (int g = 0; g < 4; g++) {
+        const __mmask16 in = lanes(P->O - o0 - g * PW);
+        mk[g] = lanes(ycols - o0 - g * PW);
+        corr[g] = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + o0 + g * PW)), 7);
+        sw[g] = _mm512_maskz_loadu_ps(in, P->scale + o0 + g * PW);
+        b[g] = bias ? _mm512_maskz_loadu_ps(in, bias + o0 + g * PW) : _mm512_setzero_ps();
+    }
+    I8_ROW_STORE(0) I8_ROW_STORE(1) I8_ROW_STORE(2) I8_ROW_STORE(3)
+}
+
+/* each row count its own function: inlined into gemm's loops, the accumulators are spilled to the stack */
+#define I8_BLOCK(R)                                                                                                   \
+    static __attribute__((noinline)) void int8_4panels_##R(const Packed *P, int panel0, const int8_t *X,            \
+                                                           const real *sx, const real *bias, real *Y, size_t ldy,    \
+                                                           int col0, int ycols) {                                    \
+        int8_4panels(R, P, panel0, X, sx, bias, Y, ldy, col0, ycols);                                                 \
+    }
+I8_BLOCK(1) I8_BLOCK(2) I8_BLOCK(3) I8_BLOCK(4)
+
+/* G int8 panels over the rows: 4 panels in blocks of 4 rows (16 accumulators, each weight vector loaded once per
+ * step for 4 rows; GCC spills 24), then the remainder in one block; a lone panel by panel_kernel_int8 (the sums are exact integers:
+ * the blocking changes no value). */
+static inline __attribute__((always_inline)) void panel_rows_int8(int G, const Packed *P, int pn, const int8_t *xq,
+                                                                  const real *sx, int n, const real *bias, real *Y,
+                                                                  size_t ldy, int col0, int cols) {
+    const int Kp = P->Kp;
+    if (G == 4) {
+        int r = 0;
+        for (; r + 4 <= n; r += 4) int8_4panels_4(P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        const int8_t *x = xq + (size_t)r * Kp;
+        real *y = Y + (size_t)r * ldy;
+        switch (n - r) {
+        case 1: int8_4panels_1(P, pn, x, sx + r, bias, y, ldy, col0, cols); break;
+        case 2: int8_4panels_2(P, pn, x, sx + r, bias, y, ldy, col0, cols); break;
+        case 3: int8_4panels_3(P, pn, x, sx + r, bias, y, ldy, col0, cols); break;
+        default: break;
+        }
+        return;
+    }
+    int r = 0;
+    for (; r + 4 <= n; r += 4)
+        panel_kernel_int8(G, 4, P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    for (; r < n; r++) panel_kernel_int8(G, 1, P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+}
+#endif
+
 /* Y[r, o - first * PW] for rows r < n and the outputs o of panels [first, last): blocks of 4 panels x 4 rows (float
  * with AVX-512: 4 panels x 6 rows), then the edges (every block computes each output in the same order, so the edges
  * change no value). */
@@ -287,6 +389,11 @@ static void gemm(const real *X, const int8_t *xq, const real *sx, int n, const P
         return;
     }
 #endif
+#ifdef FAST_INT8_KERNEL
+    for (; pn + 4 <= last; pn += 4) panel_rows_int8(4, P, pn, xq, sx, n, bias, Y, ldy, col0, cols);
+    for (; pn < last; pn++) panel_rows_int8(1, P, pn, xq, sx, n, bias, Y, ldy, col0, cols);
+    return;
+#endif
     for (; pn + 4 <= last; pn += 4) {
         int r = 0;
         for (; r + 4 <= n; r += 4) block(4, 4, P, pn, X, xq, sx, r, bias, Y, ldy, col0, cols);
@@ -299,7 +406,8 @@ static void gemm(const real *X, const int8_t *xq, const real *sx, int n, const P
     }
 }
 
-/* The int8 input rows of a layer: xq [n][Kp] (zero-padded), sx [n]; in m's int8 scratch. */
+/* The int8 input rows of a layer: xq [n][Kp] (zero-padded; each byte ^ FLIPPED_INPUTS), sx [n]; in m's int8
+ * scratch. */
 static int8_t *quantize_rows(Model *m, const real *X, int n, int K, int Kp, real **sx_out) {
     const size_t need = (size_t)n * Kp + sizeof(real) * (size_t)(n + 1);
     if (need > m->qscratch_n) {
@@ -325,12 +433,14 @@ static int8_t *quantize_rows(Model *m, const real *X, int n, int K, int Kp, real
         i = 0;
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
         const __m512 dv = _mm512_set1_ps(sx[r]);
+        const __m128i flip = _mm_set1_epi8((char)FLIPPED_INPUTS);
         for (; i + 16 <= K; i += 16)
-            _mm_storeu_si128((__m128i *)(q + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(
-                _mm512_div_ps(_mm512_loadu_ps(x + i), dv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))));
+            _mm_storeu_si128((__m128i *)(q + i), _mm_xor_si128(flip, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(
+                _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(x + i), dv),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)))));
 #endif
-        for (; i < K; i++) q[i] = (int8_t)nearbyint(x[i] / sx[r]);
-        for (i = K; i < Kp; i++) q[i] = 0;
+        for (; i < K; i++) q[i] = (int8_t)((uint8_t)(int8_t)nearbyint(x[i] / sx[r]) ^ FLIPPED_INPUTS);
+        for (i = K; i < Kp; i++) q[i] = (int8_t)FLIPPED_INPUTS;
     }
     *sx_out = sx;
     return m->qscratch;
@@ -351,6 +461,37 @@ static int linear(Model *m, const real *in, int n, const Packed *P, const real *
 }
 
 static void layer_norm(real *x, int E, const real *w, const real *b, double eps) {
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    if (E % 16 == 0) { /* the loops below 16 inputs at a time: the sums in double in 8 lanes, the rest the same */
+        __m512d s0 = _mm512_setzero_pd(), s1 = s0;
+        for (int i = 0; i < E; i += 16) {
+            const __m512 v = _mm512_loadu_ps(x + i);
+            s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+            s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+        }
+        const __m512d mv = _mm512_set1_pd(_mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / E);
+        __m512d v0 = _mm512_setzero_pd(), v1 = v0;
+        for (int i = 0; i < E; i += 16) {
+            const __m512 v = _mm512_loadu_ps(x + i);
+            const __m512d d0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv),
+                          d1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv);
+            v0 = _mm512_add_pd(v0, _mm512_mul_pd(d0, d0));
+            v1 = _mm512_add_pd(v1, _mm512_mul_pd(d1, d1));
+        }
+        const double var = _mm512_reduce_add_pd(_mm512_add_pd(v0, v1)) / E;
+        const __m512d iv = _mm512_set1_pd((double)(real)(1.0 / sqrt(var + eps)));
+        for (int i = 0; i < E; i += 16) {
+            const __m512 v = _mm512_loadu_ps(x + i);
+            const __m256 lo = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv), iv)),
+                         hi = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_castpd_ps(
+                             _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv), iv));
+            const __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)),
+                                                                 _mm256_castps_pd(hi), 1));
+            _mm512_storeu_ps(x + i, _mm512_add_ps(_mm512_mul_ps(y, _mm512_loadu_ps(w + i)), _mm512_loadu_ps(b + i)));
+        }
+        return;
+    }
+#endif
     double mean = 0, var = 0;
     for (int i = 0; i < E; i++) mean += x[i];
     mean /= E;
@@ -813,10 +954,13 @@ static int top1_rows(Model *m, const real *hidden, int n, const int *steps, cons
     const Packed *P = m->packed + (size_t)N_PACKED * m->L;
     real *best = scratch(m, (size_t)n * (CHUNK + 1)), *logits = best + n;
     if (!best) return -1;
+    real *sx = NULL; /* int8: the rows quantised once for every chunk */
+    const int8_t *xq = NULL;
+    if (P->q && !(xq = quantize_rows(m, hidden, n, P->K, P->Kp, &sx))) return -1;
     for (int r = 0; r < n; r++) { best[r] = -INFINITY; out[r] = -1; }
     for (int o0 = 0; o0 < V; o0 += CHUNK) {
         const int width = V - o0 < CHUNK ? V - o0 : CHUNK;
-        if (project(m, hidden, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK)) return -1;
+        gemm(hidden, xq, sx, n, P, o0 / PW, (o0 + width + PW - 1) / PW, b, logits, CHUNK);
         for (int r = 0; r < n; r++) {
             if (steps[r] >= maxl[r]) continue;
             real *row = logits + (size_t)r * CHUNK;
