@@ -83,6 +83,10 @@ def native_library(dtype: torch.dtype) -> ctypes.CDLL:
     lib.fd_top1.argtypes = [p, p, i, i, i, d, i, i, i, p, p]
     lib.fd_top1_rows.restype = i
     lib.fd_top1_rows.argtypes = [p, p, i, p, p, d, i, i, i, p]
+    lib.fd_set_encoder_kv.restype = i
+    lib.fd_set_encoder_kv.argtypes = [p, p, p, i]
+    lib.fd_encoder_kv.restype = i
+    lib.fd_encoder_kv.argtypes = [p, p, i, p, p]
     _LIBS[dtype] = lib
     return lib
 
@@ -163,6 +167,12 @@ class FastVerifier(Verifier):
         self.lib = native_library(self.dtype)
         self._decoder = self._decoder_handle()
         self._encoder = self._encoder_handle()
+        # the encoder-attention keys/values of a sentence projected in C too (a few PyTorch calls cost more at this
+        # size), with the decoder's other linear layers' precision
+        self._enc_kv_w, self._enc_kv_b = self._enc_kv_w.contiguous(), self._enc_kv_b.contiguous()
+        if self.lib.fd_set_encoder_kv(self._decoder.ptr, self._enc_kv_w.data_ptr(), self._enc_kv_b.data_ptr(),
+                                      self._enc_kv_w.size(1)) != 0:
+            raise MemoryError("the fast backend could not allocate its model")
 
     # ------------------------------------------------------------------ building the C models
     def _decoder_handle(self) -> _Handle:
@@ -247,11 +257,17 @@ class FastVerifier(Verifier):
         return enc
 
     def restart(self, encoder_out: Dict[str, List[Tensor]]) -> None:
-        new = encoder_out is not self.encoder_out
-        super().restart(encoder_out)
-        if new:  # the C pass reads keys as [L, H, D, S] and values as [L, H, S, D]
-            self._enc_k_c = self.enc_k[:, 0].transpose(-1, -2).contiguous()
-            self._enc_v_c = self.enc_v[:, 0].contiguous()
+        if encoder_out is not self.encoder_out:  # the C pass reads keys as [L, H, D, S] and values as [L, H, S, D]
+            x = encoder_out["encoder_out"][0][:, 0].to(self.dtype).contiguous()  # [S, C_enc]
+            S = x.size(0)
+            k = torch.empty(self.num_layers, self.num_heads, self.head_dim, S, dtype=self.dtype)
+            v = torch.empty(self.num_layers, self.num_heads, S, self.head_dim, dtype=self.dtype)
+            if self.lib.fd_encoder_kv(self._decoder.ptr, x.data_ptr(), S, k.data_ptr(), v.data_ptr()) != 0:
+                raise MemoryError("the fast backend could not allocate its scratch memory")
+            self._enc_k_c, self._enc_v_c = k, v
+            self.enc_k, self.enc_v = k.transpose(-1, -2)[:, None], v[:, None]  # the reference's [L, 1, H, S, D]
+            self.encoder_out = encoder_out
+        self.length = 0
 
     def _grow_cache(self, cap: int) -> None:
         self._k, self._v = c_layout_cache(self, self._k, self._v, self.length, cap)

@@ -46,6 +46,8 @@ typedef struct {
     int int8;              /* linear layers in int8 (weights per output row, activations per row) */
     Packed *screen;        /* float models: an int8 copy of the output projection, to screen the argmax candidates */
     real *eps_x, *eps_s;   /* float models: the screen's error bound of output o is eps_x[o] |x|_1 + eps_s[o] sx */
+    Packed *enc_kv;        /* the encoder-attention keys and values of every layer: one matrix [L * 2 * E, E_enc] */
+    const real *enc_kv_b;
     real *scratch;
     size_t scratch_n;
     int8_t *qscratch;      /* the int8 activations of one linear layer's input rows */
@@ -687,6 +689,8 @@ void fd_free(void *handle) {
             free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale); free(m->packed[i].wsum);
         }
     if (m->screen) { free(m->screen->q); free(m->screen->scale); free(m->screen->wsum); }
+    if (m->enc_kv) { free(m->enc_kv->p); free(m->enc_kv->q); free(m->enc_kv->scale); free(m->enc_kv->wsum); }
+    free(m->enc_kv);
     free(m->screen); free(m->eps_x); free(m->eps_s);
     free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
 }
@@ -992,6 +996,41 @@ int fd_top1(void *handle, const real *hidden, int n, int step0, int max_len, dou
 int fd_top1_rows(void *handle, const real *hidden, int n, const int *steps, const int *maxl, double unk_penalty,
                  int eos, int pad, int unk, int64_t *out) {
     return top1_rows((Model *)handle, hidden, n, steps, maxl, unk_penalty, eos, pad, unk, NULL, out);
+}
+
+/* The encoder-attention key/value projection of every layer, W [L * 2 * E, K] (layer after layer, its keys' E rows,
+ * then its values'), b [L * 2 * E]: packed like the layers (int8 in an int8 model). W is copied; b must outlive the
+ * model. Returns 0, -1 without memory. */
+int fd_set_encoder_kv(void *handle, const real *W, const real *b, int K) {
+    Model *m = (Model *)handle;
+    if (m->enc_kv) { free(m->enc_kv->p); free(m->enc_kv->q); free(m->enc_kv->scale); free(m->enc_kv->wsum); }
+    free(m->enc_kv);
+    m->enc_kv = (Packed *)calloc(1, sizeof(Packed));
+    m->enc_kv_b = b;
+    if (!m->enc_kv || (m->int8 ? pack_int8 : pack)(m->enc_kv, W, 2 * m->L * m->E, K)) return -1;
+    return 0;
+}
+
+/* One sentence's encoder-attention keys enck [L, H, D, S] (transposed) and values encv [L, H, S, D] from its encoder
+ * output x [S, K]: one projection for every layer (fd_set_encoder_kv), in the layouts fd_forward reads. Returns 0, -1
+ * without memory, -4 when no projection was set. */
+int fd_encoder_kv(void *handle, const real *x, int S, real *enck, real *encv) {
+    Model *m = (Model *)handle;
+    if (!m->enc_kv) return -4;
+    const int E = m->E, H = m->H, D = m->D, O = 2 * m->L * E;
+    real *y = scratch(m, (size_t)S * O);
+    if (!y) return -1;
+    if (linear(m, x, S, m->enc_kv, m->enc_kv_b, y)) return -1;
+    for (int l = 0; l < m->L; l++)
+        for (int hh = 0; hh < H; hh++) {
+            real *K = enck + (size_t)(l * H + hh) * D * S, *V = encv + (size_t)(l * H + hh) * S * D;
+            for (int s = 0; s < S; s++) {
+                const real *ks = y + (size_t)s * O + (size_t)2 * l * E + hh * D, *vs = ks + E;
+                for (int d = 0; d < D; d++) K[(size_t)d * S + s] = ks[d];
+                memcpy(V + (size_t)s * D, vs, sizeof(real) * D);
+            }
+        }
+    return 0;
 }
 
 /* The vocabulary logits [n, V] of n rows of final features: the projection fd_top1 takes its maxima from. */
