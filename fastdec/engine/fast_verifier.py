@@ -170,6 +170,10 @@ class FastVerifier(Verifier):
         # the encoder-attention keys/values of a sentence projected in C too (a few PyTorch calls cost more at this
         # size), with the decoder's other linear layers' precision
         self._enc_kv_w, self._enc_kv_b = self._enc_kv_w.contiguous(), self._enc_kv_b.contiguous()
+        enc = self.encoder  # what start reads of it, read once (a module's attributes are slow to reach)
+        self._enc_embedding = (enc.embed_tokens.weight.detach(), enc.embed_scale)
+        self._enc_shape = (len(enc.layers), enc.layers[0].self_attn.num_heads, enc.layers[0].self_attn.head_dim)
+        self._enc_scratch: Optional[tuple] = None
         if self.lib.fd_set_encoder_kv(self._decoder.ptr, self._enc_kv_w.data_ptr(), self._enc_kv_b.data_ptr(),
                                       self._enc_kv_w.size(1)) != 0:
             raise MemoryError("the fast backend could not allocate its model")
@@ -230,25 +234,27 @@ class FastVerifier(Verifier):
             return None
 
     # ------------------------------------------------------------------ the passes
-    @torch.inference_mode()
     def start(self, src_tokens: Tensor) -> Dict[str, List[Tensor]]:
+        # (no inference_mode context, like forward: the tensors here record no autograd history)
         if self._encoder is None:
             return super().start(src_tokens)
         src_tokens = torch.as_tensor(src_tokens, dtype=torch.long)
         self.check_source(src_tokens)
         src = src_tokens.contiguous()
-        S, C = src.numel(), self.encoder.embed_tokens.weight.size(1)
-        x = torch.empty(S, C, dtype=self.dtype)
-        H = self.encoder.layers[0].self_attn.num_heads
-        # the layers' keys (transposed) and values: scratch
-        k = torch.empty(len(self.encoder.layers), H, C // H, S, dtype=self.dtype)
-        v = torch.empty(len(self.encoder.layers), H, S, C // H, dtype=self.dtype)
-        rc = self.lib.fd_forward(self._encoder.ptr, src.data_ptr(), S, 0, k.data_ptr(), v.data_ptr(), S, None, None,
-                                 0, 0, 0, x.data_ptr())
+        S = src.numel()
+        emb_w, emb_scale = self._enc_embedding
+        x = torch.empty(S, emb_w.size(1), dtype=self.dtype)
+        if self._enc_scratch is None or self._enc_scratch[0].size(-1) < S:  # the layers' keys and values: scratch
+            L, H, D = self._enc_shape
+            cap = max(S, 64)
+            self._enc_scratch = (torch.empty(L, H, D, cap, dtype=self.dtype), torch.empty(L, H, cap, D, dtype=self.dtype))
+        k, v = self._enc_scratch
+        rc = self.lib.fd_forward(self._encoder.ptr, src.data_ptr(), S, 0, k.data_ptr(), v.data_ptr(), k.size(-1), None,
+                                 None, 0, 0, 0, x.data_ptr())
         self._check(rc, src)
         enc = {"encoder_out": [x.unsqueeze(1)],
                "encoder_padding_mask": [torch.zeros(1, S, dtype=torch.bool)],
-               "encoder_embedding": [F.embedding(src[None], self.encoder.embed_tokens.weight) * self.encoder.embed_scale],
+               "encoder_embedding": [F.embedding(src[None], emb_w) * emb_scale],
                "encoder_states": [], "fc_results": [], "src_tokens": [],
                "src_lengths": [torch.tensor([[S]], dtype=torch.long)]}
         self.src_tokens = src_tokens
