@@ -198,6 +198,26 @@ def test_bad_tokens_and_state_errors():
     assert fast.backend == "fast" and fast.length == 0
 
 
+def test_encoder_attention_keys_and_values_are_the_references_projection():
+    """A sentence's encoder-attention keys/values, projected in C (one matrix for every layer, written in the layouts
+    the C pass reads), equal the reference verifier's PyTorch projection (float64), on a model whose projection has
+    4-panel blocks and a sentence of 4-row blocks and a remainder; int8 (with the decoder's precision) stays close."""
+    model, d, fast = fast_model("wide")
+    ref = make_verifier(model, dtype=torch.float64)
+    src = torch.tensor([5, 9, 7, 11, 13, 17, 19, 23, 29, 31, 37, d.eos()])
+    enc = ref.start(src)
+    fast.restart(enc)
+    L, H, D = ref.num_layers, ref.num_heads, ref.head_dim
+    assert fast._enc_k_c.shape == (L, H, D, src.numel()) and fast._enc_v_c.shape == (L, H, src.numel(), D)
+    torch.testing.assert_close(fast.enc_k, ref.enc_k, atol=1e-12, rtol=0)
+    torch.testing.assert_close(fast.enc_v, ref.enc_v, atol=1e-12, rtol=0)
+    torch.testing.assert_close(fast._enc_k_c, ref.enc_k[:, 0].transpose(-1, -2), atol=1e-12, rtol=0)
+    q = FastVerifier(model, dtype=torch.float64, quantize="int8")
+    q.restart(enc)
+    assert (q.enc_k - ref.enc_k).abs().max() < 0.05 * ref.enc_k.abs().max()
+    assert (q.enc_v - ref.enc_v).abs().max() < 0.05 * ref.enc_v.abs().max()
+
+
 def test_int8_stays_close_to_the_float_model():
     """int8 weights (per output row) and activations (per row): hidden states within a few percent of float's."""
     for idx in SUPPORTED:
