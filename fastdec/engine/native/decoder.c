@@ -76,6 +76,10 @@ struct Packed {
     int32_t *wsum; /* int8: [panels * PW], sum_i q[o, i] (the unsigned-input kernel's correction) */
 };
 
+static void free_packed(Packed *P) {
+    if (P) { free(P->p); free(P->q); free(P->scale); free(P->wsum); }
+}
+
 static int pack(Packed *P, const real *W, int O, int K) {
     P->O = O; P->K = K; P->panels = (O + PW - 1) / PW;
     P->p = (real *)calloc((size_t)P->panels * K * PW, sizeof(real));
@@ -128,6 +132,30 @@ static inline __attribute__((always_inline)) void panel_kernel(int G, int R, con
 #define FLIPPED_INPUTS 0
 #endif
 
+#if FLIPPED_INPUTS && !REAL_IS_DOUBLE
+/* The int8 epilogue of panel g (its outputs o0 .. o0+15) for one row, 16 outputs at a time, as the plain loop of
+ * panel_kernel_int8 computes it: int32 -> float (round to nearest), the scales' product in float, one fused
+ * multiply-add -- the same roundings, so the same values. */
+typedef struct {
+    __m512i corr; /* 128 sum_i Wq[o, i], the shifted inputs' excess */
+    __m512 sw, b;
+    __mmask16 mk; /* the outputs written */
+} Int8Panel;
+
+static inline __attribute__((always_inline)) Int8Panel int8_panel(const Packed *P, int o0, const real *bias, int ycols) {
+    const __mmask16 in = lanes(P->O - o0);
+    Int8Panel e = {_mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + o0)), 7),
+                   _mm512_maskz_loadu_ps(in, P->scale + o0),
+                   bias ? _mm512_maskz_loadu_ps(in, bias + o0) : _mm512_setzero_ps(), lanes(ycols - o0)};
+    return e;
+}
+
+static inline __attribute__((always_inline)) void int8_store(const Int8Panel *e, __m512i acc, real sx, real *y) {
+    _mm512_mask_storeu_ps(y, e->mk, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, e->corr)),
+                                                    _mm512_mul_ps(_mm512_set1_ps(sx), e->sw), e->b));
+}
+#endif
+
 static int pack_int8(Packed *P, const real *W, int O, int K) {
     P->O = O; P->K = K; P->panels = (O + PW - 1) / PW; P->Kp = (K + IN_GROUP - 1) / IN_GROUP * IN_GROUP;
     P->q = (int8_t *)calloc((size_t)P->panels * P->Kp * PW, 1);
@@ -162,7 +190,7 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
     for (int g = 0; g < G; g++)
         for (int r = 0; r < R; r++) a[g][r] = _mm512_setzero_si512();
     for (int i = 0; i < Kp; i += 4) {
-        __m512i wv[4]; /* each panel's weights loaded once per step, for every row (29 of the 32 registers) */
+        __m512i wv[4]; /* each panel's weights loaded once per step, for every row */
         for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_si512((const void *)(w + ((size_t)g * Kp + i) * PW));
         for (int r = 0; r < R; r++) {
             int32_t quad;
@@ -172,24 +200,17 @@ static inline __attribute__((always_inline)) void panel_kernel_int8(int G, int R
         }
     }
 #if !REAL_IS_DOUBLE
-    /* the same epilogue as the plain loop below, 16 outputs at a time: int32 -> float (round to nearest), the scales'
-     * product in float, one fused multiply-add -- the same roundings, so the same values */
     for (int g = 0; g < G; g++) {
         const int o0 = (panel0 + g) * PW;
-        const __mmask16 mk = lanes(ycols - o0), in = lanes(P->O - o0);
-        const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
-        const __m512 sw = _mm512_maskz_loadu_ps(in, P->scale + o0);
-        const __m512 b = bias ? _mm512_maskz_loadu_ps(in, bias + o0) : _mm512_setzero_ps();
-        for (int r = 0; r < R; r++)
-            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + (o0 - col0), mk,
-                                  _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a[g][r], corr)),
-                                                  _mm512_mul_ps(_mm512_set1_ps(sx[r]), sw), b));
+        const Int8Panel e = int8_panel(P, o0, bias, ycols);
+        for (int r = 0; r < R; r++) int8_store(&e, a[g][r], sx[r], Y + (size_t)r * ldy + (o0 - col0));
     }
     (void)acc;
     return;
 #else
     for (int g = 0; g < G; g++) {
-        const __m512i corr = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
+        const __m512i corr =
+            _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + (size_t)(panel0 + g) * PW)), 7);
         for (int r = 0; r < R; r++) _mm512_storeu_si512((void *)acc[g][r], _mm512_sub_epi32(a[g][r], corr));
     }
 #endif
@@ -295,9 +316,9 @@ static inline __attribute__((always_inline)) void panel_rows_f32(int G, const Pa
 
 #if FLIPPED_INPUTS && !REAL_IS_DOUBLE
 #define FAST_INT8_KERNEL 1
-/* 4 int8 panels x R <= 4 rows with the accumulators in named registers: held in an array (panel_kernel_int8), the
- * compiler copies them between registers at every step, a third of the block's time. The same integer sums and
- * epilogue as panel_kernel_int8, so the same values. */
+/* 4 int8 panels x R <= 4 rows with the accumulators in named registers: held in an array (panel_kernel_int8), GCC
+ * copies them between registers at every step (a quarter to a third of the block's samples). The same integer sums
+ * and epilogue as panel_kernel_int8, so the same values. */
 #define I8_ROW_DECL(r) __m512i a0##r = zero, a1##r = zero, a2##r = zero, a3##r = zero;
 #define I8_ROW_STEP(r)                                                                                                \
     if (R > r) {                                                                                                      \
@@ -307,10 +328,7 @@ static inline __attribute__((always_inline)) void panel_rows_f32(int G, const Pa
         a0##r = _mm512_dpbusd_epi32(a0##r, xv, w0); a1##r = _mm512_dpbusd_epi32(a1##r, xv, w1);                       \
         a2##r = _mm512_dpbusd_epi32(a2##r, xv, w2); a3##r = _mm512_dpbusd_epi32(a3##r, xv, w3);                       \
     }
-#define I8_STORE(g, r)                                                                                                \
-    _mm512_mask_storeu_ps(Y + (size_t)r * ldy + (o0 + g * PW - col0), mk[g],                                         \
-                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a##g##r, corr[g])),                     \
-                                          _mm512_mul_ps(_mm512_set1_ps(sx[r]), sw[g]), b[g]));
+#define I8_STORE(g, r) int8_store(&e[g], a##g##r, sx[r], Y + (size_t)r * ldy + (o0 + g * PW - col0));
 #define I8_ROW_STORE(r) if (R > r) { I8_STORE(0, r) I8_STORE(1, r) I8_STORE(2, r) I8_STORE(3, r) }
 
 static inline __attribute__((always_inline)) void int8_4panels(int R, const Packed *P, int panel0, const int8_t *X,
@@ -328,16 +346,8 @@ static inline __attribute__((always_inline)) void int8_4panels(int R, const Pack
         I8_ROW_STEP(0) I8_ROW_STEP(1) I8_ROW_STEP(2) I8_ROW_STEP(3)
     }
     const int o0 = panel0 * PW;
-    __m512i corr[4];
-    __m512 sw[4], b[4];
-    __mmask16 mk[4];
-    for (int g = 0; g < 4; g++) {
-        const __mmask16 in = lanes(P->O - o0 - g * PW);
-        mk[g] = lanes(ycols - o0 - g * PW);
-        corr[g] = _mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + o0 + g * PW)), 7);
-        sw[g] = _mm512_maskz_loadu_ps(in, P->scale + o0 + g * PW);
-        b[g] = bias ? _mm512_maskz_loadu_ps(in, bias + o0 + g * PW) : _mm512_setzero_ps();
-    }
+    Int8Panel e[4];
+    for (int g = 0; g < 4; g++) e[g] = int8_panel(P, o0 + g * PW, bias, ycols);
     I8_ROW_STORE(0) I8_ROW_STORE(1) I8_ROW_STORE(2) I8_ROW_STORE(3)
 }
 
@@ -351,15 +361,16 @@ static inline __attribute__((always_inline)) void int8_4panels(int R, const Pack
 I8_BLOCK(1) I8_BLOCK(2) I8_BLOCK(3) I8_BLOCK(4)
 
 /* G int8 panels over the rows: 4 panels in blocks of 4 rows (16 accumulators, each weight vector loaded once per
- * step for 4 rows; GCC spills 24), then the remainder in one block; a lone panel by panel_kernel_int8 (the sums are exact integers:
- * the blocking changes no value). */
+ * step for 4 rows; GCC spills 24), then the remainder in one block; a lone panel by panel_kernel_int8 (the sums are
+ * exact integers: the blocking changes no value). */
 static inline __attribute__((always_inline)) void panel_rows_int8(int G, const Packed *P, int pn, const int8_t *xq,
                                                                   const real *sx, int n, const real *bias, real *Y,
                                                                   size_t ldy, int col0, int cols) {
     const int Kp = P->Kp;
     if (G == 4) {
         int r = 0;
-        for (; r + 4 <= n; r += 4) int8_4panels_4(P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+        for (; r + 4 <= n; r += 4)
+            int8_4panels_4(P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
         const int8_t *x = xq + (size_t)r * Kp;
         real *y = Y + (size_t)r * ldy;
         switch (n - r) {
@@ -373,7 +384,8 @@ static inline __attribute__((always_inline)) void panel_rows_int8(int G, const P
     int r = 0;
     for (; r + 4 <= n; r += 4)
         panel_kernel_int8(G, 4, P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
-    for (; r < n; r++) panel_kernel_int8(G, 1, P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
+    for (; r < n; r++)
+        panel_kernel_int8(G, 1, P, pn, xq + (size_t)r * Kp, sx + r, bias, Y + (size_t)r * ldy, ldy, col0, cols);
 }
 #endif
 
@@ -686,10 +698,10 @@ void fd_free(void *handle) {
     if (!m) return;
     if (m->packed)
         for (int i = 0; i <= N_PACKED * m->L; i++) {
-            free(m->packed[i].p); free(m->packed[i].q); free(m->packed[i].scale); free(m->packed[i].wsum);
+            free_packed(&m->packed[i]);
         }
-    if (m->screen) { free(m->screen->q); free(m->screen->scale); free(m->screen->wsum); }
-    if (m->enc_kv) { free(m->enc_kv->p); free(m->enc_kv->q); free(m->enc_kv->scale); free(m->enc_kv->wsum); }
+    free_packed(m->screen);
+    free_packed(m->enc_kv);
     free(m->enc_kv);
     free(m->screen); free(m->eps_x); free(m->eps_s);
     free(m->packed); free(m->eps); free(m->w); free(m->scratch); free(m->qscratch); free(m);
@@ -1003,7 +1015,7 @@ int fd_top1_rows(void *handle, const real *hidden, int n, const int *steps, cons
  * model. Returns 0, -1 without memory. */
 int fd_set_encoder_kv(void *handle, const real *W, const real *b, int K) {
     Model *m = (Model *)handle;
-    if (m->enc_kv) { free(m->enc_kv->p); free(m->enc_kv->q); free(m->enc_kv->scale); free(m->enc_kv->wsum); }
+    free_packed(m->enc_kv);
     free(m->enc_kv);
     m->enc_kv = (Packed *)calloc(1, sizeof(Packed));
     m->enc_kv_b = b;
