@@ -247,7 +247,8 @@ class FastVerifier(Verifier):
         if self._enc_scratch is None or self._enc_scratch[0].size(-1) < S:  # the layers' keys and values: scratch
             L, H, D = self._enc_shape
             cap = max(S, 64)
-            self._enc_scratch = (torch.empty(L, H, D, cap, dtype=self.dtype), torch.empty(L, H, cap, D, dtype=self.dtype))
+            self._enc_scratch = (torch.empty(L, H, D, cap, dtype=self.dtype),
+                                 torch.empty(L, H, cap, D, dtype=self.dtype))
         k, v = self._enc_scratch
         rc = self.lib.fd_forward(self._encoder.ptr, src.data_ptr(), S, 0, k.data_ptr(), v.data_ptr(), k.size(-1), None,
                                  None, 0, 0, 0, x.data_ptr())
