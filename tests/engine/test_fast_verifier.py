@@ -218,6 +218,44 @@ def test_encoder_attention_keys_and_values_are_the_references_projection():
     assert (q.enc_v - ref.enc_v).abs().max() < 0.05 * ref.enc_v.abs().max()
 
 
+def test_the_encoder_output_is_fairseqs_with_every_key():
+    """The C encoder's output dict holds what fairseq's encoder returns, key for key (the embeddings, padding mask and
+    length made when first read: by key, ``get``, ``in``, iteration and copies alike); a NAT decoder that copies the
+    source embeddings reads the same tensors as from fairseq's encoder."""
+    import copy
+
+    model, d, fast = fast_model("wide")
+    src = torch.tensor([5, 9, 7, 11, 13, d.eos()])
+    ref = model.encoder(src[None], src_lengths=torch.tensor([src.numel()]))
+    for read in ("key", "get", "in", "iter", "items", "deepcopy"):
+        enc = fast.start(src)
+        if read == "key":
+            got = {k: enc[k] for k in ref}
+        elif read == "get":
+            got = {k: enc.get(k) for k in ref}
+            assert enc.get("no such key", 7) == 7
+        elif read == "in":
+            assert all(k in enc for k in ref) and "no such key" not in enc
+            got = dict(enc)
+        elif read == "iter":
+            assert sorted(enc) == sorted(ref) and len(enc) == len(ref)
+            got = {k: enc[k] for k in enc}
+        elif read == "items":
+            got = dict(enc.items())
+            assert sorted(enc.keys()) == sorted(ref) and len(list(enc.values())) == len(ref)
+        else:
+            got = copy.deepcopy(enc)
+            assert type(got) is dict
+        assert sorted(got) == sorted(ref), read
+        for k, want in ref.items():
+            assert len(got[k]) == len(want), (read, k)
+            for a, b in zip(got[k], want):
+                assert a.shape == b.shape and a.dtype == b.dtype, (read, k)
+                torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
+    with pytest.raises(KeyError):
+        enc["no such key"]
+
+
 def test_int8_stays_close_to_the_float_model():
     """int8 weights (per output row) and activations (per row): hidden states within a few percent of float's."""
     for idx in SUPPORTED:
