@@ -58,8 +58,8 @@ class EncoderOut(dict):
     the parts no pass of this backend reads -- the source's scaled embeddings (a NAT decoder that copies them reads
     them), its padding mask and its length -- made when first asked for: made for every sentence, they and a second
     copy of the encoder's output cost about 25 us of a 280 us start on the int8 layers and 35 of 450 on the float ones
-    (the GEC demo model; about 2 % of a cost-aware IAD sentence). Reads that go by the key (``d[key]``, ``get``, ``in``) and whole-dict reads (iteration,
-    ``keys``, ``items``, ``values``, copies) see every key."""
+    (the GEC demo model; about 2 % of a cost-aware IAD sentence). Reads that go by the key (``d[key]``, ``get``,
+    ``in``) and whole-dict reads (iteration, ``keys``, ``items``, ``values``, copies) see every key."""
 
     _LAZY = ("encoder_padding_mask", "encoder_embedding", "src_lengths")
 

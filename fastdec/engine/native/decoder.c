@@ -142,7 +142,8 @@ typedef struct {
     __mmask16 mk; /* the outputs written */
 } Int8Panel;
 
-static inline __attribute__((always_inline)) Int8Panel int8_panel(const Packed *P, int o0, const real *bias, int ycols) {
+static inline __attribute__((always_inline)) Int8Panel int8_panel(const Packed *P, int o0, const real *bias,
+                                                                  int ycols) {
     const __mmask16 in = lanes(P->O - o0);
     Int8Panel e = {_mm512_slli_epi32(_mm512_loadu_si512((const void *)(P->wsum + o0)), 7),
                    _mm512_maskz_loadu_ps(in, P->scale + o0),
