@@ -91,6 +91,27 @@ def test_rows_are_bitwise_independent_of_the_block_width(data, idx, dtype, quant
     assert fast.masked_top1(block, 0, 30) == [fast.masked_top1(single[i:i + 1], i, 30)[0] for i in range(len(tokens))]
 
 
+@pytest.mark.parametrize("heads,head_dim", [(4, 80), (9, 8)])
+def test_long_rows_of_wide_heads_equal_the_reference_in_float32(heads, head_dim):
+    """float32 attention takes four heads at a time in blocks of 64 positions and dimensions: 150 source and 150
+    target positions over heads of 80 dimensions (and nine heads of 8: two groups of four and one alone) give the
+    PyTorch reference's encoder output and hidden states, and a block of rows gives those of one-token passes."""
+    model, d, _ = build_random_transformer(seed=11, dtype=torch.float32, max_positions=160, layers=2, heads=heads,
+                                           embed_dim=heads * head_dim, ffn_dim=64, n_symbols=60, init_std=0.1)
+    ref, fast = make_verifier(model, dtype=torch.float32), FastVerifier(model, dtype=torch.float32)
+    g = torch.Generator().manual_seed(3)
+    src = torch.cat([torch.randint(4, len(d), (149,), generator=g), torch.tensor([d.eos()])])
+    tgt = torch.cat([torch.tensor([d.eos()]), torch.randint(4, len(d), (149,), generator=g)])
+    ref.start(src), fast.start(src)
+    torch.testing.assert_close(fast.encoder_out["encoder_out"][0], ref.encoder_out["encoder_out"][0], atol=2e-5,
+                               rtol=1e-4)
+    block = fast.forward(tgt, need_logits=False).hidden
+    torch.testing.assert_close(block, ref.forward(tgt, need_logits=False).hidden, atol=2e-5, rtol=1e-4)
+    fast.rollback(100)
+    rows = [fast.forward(tgt[i:i + 1], need_logits=False).hidden for i in range(100, 150)]
+    assert torch.equal(torch.cat(rows), block[100:])
+
+
 @SETTINGS
 @given(data=st.data(), idx=st.sampled_from(SUPPORTED))
 def test_masked_top1_is_the_argmax_of_the_masked_log_probs(data, idx):

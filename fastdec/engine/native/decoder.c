@@ -646,6 +646,103 @@ static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int
 #endif
 }
 
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+/* Four heads of one row at once: each head's scores, softmax and values take the same operations in the same order
+ * as attend's, so every value is bit for bit attend's; but where attend alone waits on a chain -- the fused
+ * multiply-adds of one accumulator, the maximum, the sum -- four independent chains are in flight. Head g reads
+ * q + g D, keys Kt + g kstride, values V + g kstride and p + g T, and writes out + g D (G, NB constant). */
+static inline __attribute__((always_inline)) void scores_heads(int G, int NB, const real *q, const real *Kt,
+                                                               size_t ldk, size_t kstride, int j0, int T, int D,
+                                                               real *p) {
+    __m512 acc[4][4];
+    __mmask16 mk[4];
+    for (int b = 0; b < NB; b++) mk[b] = lanes(T - j0 - 16 * b);
+    for (int g = 0; g < G; g++)
+        for (int b = 0; b < NB; b++) acc[g][b] = _mm512_setzero_ps();
+    for (int d = 0; d < D; d++)
+        for (int g = 0; g < G; g++) {
+            const __m512 qd = _mm512_set1_ps(q[(size_t)g * D + d]);
+            const real *k = Kt + g * kstride + (size_t)d * ldk + j0;
+            for (int b = 0; b < NB; b++)
+                acc[g][b] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mk[b], k + 16 * b), acc[g][b]);
+        }
+    for (int g = 0; g < G; g++)
+        for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(p + (size_t)g * T + j0 + 16 * b, mk[b], acc[g][b]);
+}
+
+static inline __attribute__((always_inline)) void values_heads(int G, int NB, const real *p, const real *V,
+                                                               size_t kstride, int T, int D, int d0, const real *inv,
+                                                               real *out) {
+    __m512 acc[4][4];
+    __mmask16 mk[4];
+    for (int b = 0; b < NB; b++) mk[b] = lanes(D - d0 - 16 * b);
+    for (int g = 0; g < G; g++)
+        for (int b = 0; b < NB; b++) acc[g][b] = _mm512_setzero_ps();
+    for (int j = 0; j < T; j++)
+        for (int g = 0; g < G; g++) {
+            const __m512 pj = _mm512_set1_ps(p[(size_t)g * T + j]);
+            const real *v = V + g * kstride + (size_t)j * D + d0;
+            for (int b = 0; b < NB; b++)
+                acc[g][b] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), acc[g][b]);
+        }
+    for (int g = 0; g < G; g++) {
+        const __m512 iv = _mm512_set1_ps(inv[g]);
+        for (int b = 0; b < NB; b++)
+            _mm512_mask_storeu_ps(out + (size_t)g * D + d0 + 16 * b, mk[b], _mm512_mul_ps(acc[g][b], iv));
+    }
+}
+
+/* The heads' softmax weights in place (p: [G][T] scores) and inv[g] = 1 / head g's sum: attend's maximum (exact in
+ * any order: taken 16 at a time), exponentials and sums (each in ascending j, the heads' sums side by side). */
+static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, int T, real *inv) {
+    real sum[4];
+    for (int g = 0; g < G; g++) {
+        real *pg = p + (size_t)g * T;
+        __m512 mv = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < T; j += 16) mv = _mm512_max_ps(_mm512_mask_loadu_ps(mv, lanes(T - j), pg + j), mv);
+        const real m = _mm512_reduce_max_ps(mv);
+        for (int j = 0; j < T; j++) pg[j] = exp_real(pg[j] - m);
+        sum[g] = 0;
+    }
+    for (int j = 0; j < T; j++)
+        for (int g = 0; g < G; g++) sum[g] += p[(size_t)g * T + j];
+    for (int g = 0; g < G; g++) inv[g] = 1 / sum[g];
+}
+
+/* KERNEL(G, NB, ...) for NB = blocks of 16 (1 .. 4) */
+#define BY_BLOCKS(KERNEL, G, blocks, ...)                                                                             \
+    switch (blocks) {                                                                                                  \
+    case 1: KERNEL(G, 1, __VA_ARGS__); break;                                                                          \
+    case 2: KERNEL(G, 2, __VA_ARGS__); break;                                                                          \
+    case 3: KERNEL(G, 3, __VA_ARGS__); break;                                                                          \
+    default: KERNEL(G, 4, __VA_ARGS__);                                                                                \
+    }
+
+static inline __attribute__((always_inline)) void attend_four(const real *q, const real *Kt, size_t ldk,
+                                                              const real *V, int T, int D, real *p, real *out) {
+    const size_t kstride = (size_t)D * ldk;
+    real inv[4];
+    for (int j0 = 0; j0 < T; j0 += 64) BY_BLOCKS(scores_heads, 4, (T - j0 + 15) / 16, q, Kt, ldk, kstride, j0, T, D, p)
+    softmax_heads(4, p, T, inv);
+    for (int d0 = 0; d0 < D; d0 += 64) BY_BLOCKS(values_heads, 4, (D - d0 + 15) / 16, p, V, kstride, T, D, d0, inv, out)
+}
+#endif
+
+/* Every head hh < H of one row: attend on q + hh D, keys Kt + hh D ldk, values V + hh ldk D (the layouts of a cache
+ * and of an encoder output: [H][D][ldk], [H][ldk][D]), into out + hh D; p: [H * T] scratch. Bit for bit attend head
+ * by head; with AVX-512 four heads at a time (attend_four). */
+static void attend_heads(int H, const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p,
+                         real *out) {
+    const size_t kstride = (size_t)D * ldk;
+    int hh = 0;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    for (; hh + 4 <= H; hh += 4)
+        attend_four(q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
+#endif
+    for (; hh < H; hh++)
+        attend(q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
+}
+
 static real *scratch(Model *m, size_t n) {
     if (n > m->scratch_n) {
         free(m->scratch);
@@ -733,8 +830,8 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
     if (N == 0) return 0;
     const int wide = F > 3 * E ? F : 3 * E;
     /* scratch: h [N, E] (normed input / projection output), big [N, wide] (qkv or the FFN's inner layer), att [N, E]
-     * (attention output), p [T] (attention weights of one head) */
-    real *h = scratch(m, (size_t)N * (2 * E + wide) + T);
+     * (attention output), p [H, T] (the attention weights of a row's heads) */
+    real *h = scratch(m, (size_t)N * (2 * E + wide) + (size_t)H * T);
     if (!h) return -1;
     real *x = hidden, *big = h + (size_t)N * E, *att = big + (size_t)N * wide, *p = att + (size_t)N * E;
     for (int r = 0; r < N; r++)
@@ -766,9 +863,7 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
                 }
             for (int i = 0; i < nb; i++) {
                 const int upto = (!causal || i >= nb - bidir_tail) ? t1 : tb + i + 1;
-                for (int hh = 0; hh < H; hh++)
-                    attend(big + (size_t)(r0 + i) * 3 * E + hh * D, K + (size_t)hh * D * cb, cb,
-                           Vc + (size_t)hh * cb * D, upto, D, p, att + (size_t)(r0 + i) * E + hh * D);
+                attend_heads(H, big + (size_t)(r0 + i) * 3 * E, K, cb, Vc, upto, D, p, att + (size_t)(r0 + i) * E);
             }
         }
         if (linear(m, att, N, &P[P_O], w[B_O], h)) return -1;
@@ -781,9 +876,7 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
                 const int Sb = S[b];
                 const real *EK = enck[b] + (size_t)l * H * D * Sb, *EV = encv[b] + (size_t)l * H * Sb * D;
                 for (int i = 0; i < n[b]; i++)
-                    for (int hh = 0; hh < H; hh++)
-                        attend(big + (size_t)(r0 + i) * E + hh * D, EK + (size_t)hh * D * Sb, Sb,
-                               EV + (size_t)hh * Sb * D, Sb, D, p, att + (size_t)(r0 + i) * E + hh * D);
+                    attend_heads(H, big + (size_t)(r0 + i) * E, EK, Sb, EV, Sb, D, p, att + (size_t)(r0 + i) * E);
             }
             if (linear(m, att, N, &P[P_CO], w[B_CO], h)) return -1;
             for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
