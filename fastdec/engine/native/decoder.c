@@ -568,89 +568,15 @@ static inline float exp_real(float x) {
 }
 #endif
 
-/* One head of one row: softmax(q . keys) values -> out[D], over T positions. Kt: the keys transposed, [D][ldk]
- * (row d holds dimension d of every position, so the T scores are computed side by side, each as a sum over d in
- * ascending order); V: [T][D]; q already scaled; p: [T] scratch. */
+/* Attention of one row: for each of its heads, softmax(q . keys) values -> out[D], over T positions. Kt: the keys
+ * transposed, [D][ldk] (row d holds dimension d of every position, so the T scores are computed side by side, each as
+ * a sum over d in ascending order); V: [T][D]; q already scaled; p: [T] scratch a head. */
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
-/* p[j0 + l] = sum_d q[d] k[d][j0 + l] for NB blocks of 16 positions (accumulators in registers; constant NB). */
-static inline __attribute__((always_inline)) void scores_block(int NB, const real *q, const real *Kt, size_t ldk,
-                                                               int j0, int T, int D, real *p) {
-    __m512 acc[4];
-    __mmask16 mk[4];
-    for (int b = 0; b < NB; b++) { mk[b] = lanes(T - j0 - 16 * b); acc[b] = _mm512_setzero_ps(); }
-    for (int d = 0; d < D; d++) {
-        const __m512 qd = _mm512_set1_ps(q[d]);
-        const real *k = Kt + (size_t)d * ldk + j0;
-        for (int b = 0; b < NB; b++) acc[b] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mk[b], k + 16 * b), acc[b]);
-    }
-    for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(p + j0 + 16 * b, mk[b], acc[b]);
-}
-
-/* out[d0 + l] = inv sum_j p[j] V[j][d0 + l] for NB blocks of 16 dimensions. */
-static inline __attribute__((always_inline)) void values_block(int NB, const real *p, const real *V, int T, int D,
-                                                               int d0, real inv, real *out) {
-    __m512 acc[4];
-    __mmask16 mk[4];
-    for (int b = 0; b < NB; b++) { mk[b] = lanes(D - d0 - 16 * b); acc[b] = _mm512_setzero_ps(); }
-    for (int j = 0; j < T; j++) {
-        const __m512 pj = _mm512_set1_ps(p[j]);
-        const real *v = V + (size_t)j * D + d0;
-        for (int b = 0; b < NB; b++) acc[b] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), acc[b]);
-    }
-    const __m512 iv = _mm512_set1_ps(inv);
-    for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(out + d0 + 16 * b, mk[b], _mm512_mul_ps(acc[b], iv));
-}
-#endif
-
-static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p, real *out) {
-#if defined(__AVX512F__) && !REAL_IS_DOUBLE
-    /* the same arithmetic, each element's sums in the same order, with the accumulators held in registers (the
-     * plain loops below keep them in memory: a store-to-load chain per input) */
-    for (int j0 = 0; j0 < T; j0 += 64) {
-        switch ((T - j0 + 15) / 16) {
-        case 1: scores_block(1, q, Kt, ldk, j0, T, D, p); break;
-        case 2: scores_block(2, q, Kt, ldk, j0, T, D, p); break;
-        case 3: scores_block(3, q, Kt, ldk, j0, T, D, p); break;
-        default: scores_block(4, q, Kt, ldk, j0, T, D, p);
-        }
-    }
-#else
-    for (int j = 0; j < T; j++) p[j] = 0;
-    for (int d = 0; d < D; d++) {
-        const real qd = q[d], *k = Kt + (size_t)d * ldk;
-        for (int j = 0; j < T; j++) p[j] = FMA(qd, k[j], p[j]);
-    }
-#endif
-    real m = -INFINITY;
-    for (int j = 0; j < T; j++) m = p[j] > m ? p[j] : m;
-    for (int j = 0; j < T; j++) p[j] = exp_real(p[j] - m);
-    real sum = 0;
-    for (int j = 0; j < T; j++) sum += p[j];
-    const real inv = 1 / sum;
-#if defined(__AVX512F__) && !REAL_IS_DOUBLE
-    for (int d0 = 0; d0 < D; d0 += 64) {
-        switch ((D - d0 + 15) / 16) {
-        case 1: values_block(1, p, V, T, D, d0, inv, out); break;
-        case 2: values_block(2, p, V, T, D, d0, inv, out); break;
-        case 3: values_block(3, p, V, T, D, d0, inv, out); break;
-        default: values_block(4, p, V, T, D, d0, inv, out);
-        }
-    }
-#else
-    for (int d = 0; d < D; d++) out[d] = 0;
-    for (int j = 0; j < T; j++) {
-        const real pj = p[j], *v = V + (size_t)j * D;
-        for (int d = 0; d < D; d++) out[d] = FMA(pj, v[d], out[d]);
-    }
-    for (int d = 0; d < D; d++) out[d] *= inv;
-#endif
-}
-
-#if defined(__AVX512F__) && !REAL_IS_DOUBLE
-/* Four heads of one row at once: each head's scores, softmax and values take the same operations in the same order
- * as attend's, so every value is bit for bit attend's; but where attend alone waits on a chain -- the fused
- * multiply-adds of one accumulator, the maximum, the sum -- four independent chains are in flight. Head g reads
- * q + g D, keys Kt + g kstride, values V + g kstride and p + g T, and writes out + g D (G, NB constant). */
+/* G heads at once (G, NB constant; head g reads q + g D, keys Kt + g kstride, values V + g kstride and p + g T, and
+ * writes out + g D), the accumulators in registers (plain loops keep them in memory: a store-to-load chain per
+ * input). Each head's operations are those of the plain loops below, in their order, so every value is theirs bit for
+ * bit; a head alone waits on chains -- one accumulator's multiply-adds, the maximum, the sum -- where G heads keep G
+ * independent chains in flight. p[g T + j0 + l] = sum_d q[d] k[d][j0 + l] for NB blocks of 16 positions: */
 static inline __attribute__((always_inline)) void scores_heads(int G, int NB, const real *q, const real *Kt,
                                                                size_t ldk, size_t kstride, int j0, int T, int D,
                                                                real *p) {
@@ -670,6 +596,24 @@ static inline __attribute__((always_inline)) void scores_heads(int G, int NB, co
         for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(p + (size_t)g * T + j0 + 16 * b, mk[b], acc[g][b]);
 }
 
+/* The heads' softmax weights in place (p: [G][T] scores) and inv[g] = 1 / head g's sum: the maximum (exact in any
+ * order: taken 16 at a time), the exponentials, and the sums, each in ascending j, the heads' side by side. */
+static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, int T, real *inv) {
+    real sum[4];
+    for (int g = 0; g < G; g++) {
+        real *pg = p + (size_t)g * T;
+        __m512 mv = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < T; j += 16) mv = _mm512_max_ps(_mm512_mask_loadu_ps(mv, lanes(T - j), pg + j), mv);
+        const real m = _mm512_reduce_max_ps(mv);
+        for (int j = 0; j < T; j++) pg[j] = exp_real(pg[j] - m);
+        sum[g] = 0;
+    }
+    for (int j = 0; j < T; j++)
+        for (int g = 0; g < G; g++) sum[g] += p[(size_t)g * T + j];
+    for (int g = 0; g < G; g++) inv[g] = 1 / sum[g];
+}
+
+/* out[g D + d0 + l] = inv[g] sum_j p[g T + j] V[j][d0 + l] for NB blocks of 16 dimensions. */
 static inline __attribute__((always_inline)) void values_heads(int G, int NB, const real *p, const real *V,
                                                                size_t kstride, int T, int D, int d0, const real *inv,
                                                                real *out) {
@@ -692,23 +636,6 @@ static inline __attribute__((always_inline)) void values_heads(int G, int NB, co
     }
 }
 
-/* The heads' softmax weights in place (p: [G][T] scores) and inv[g] = 1 / head g's sum: attend's maximum (exact in
- * any order: taken 16 at a time), exponentials and sums (each in ascending j, the heads' sums side by side). */
-static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, int T, real *inv) {
-    real sum[4];
-    for (int g = 0; g < G; g++) {
-        real *pg = p + (size_t)g * T;
-        __m512 mv = _mm512_set1_ps(-INFINITY);
-        for (int j = 0; j < T; j += 16) mv = _mm512_max_ps(_mm512_mask_loadu_ps(mv, lanes(T - j), pg + j), mv);
-        const real m = _mm512_reduce_max_ps(mv);
-        for (int j = 0; j < T; j++) pg[j] = exp_real(pg[j] - m);
-        sum[g] = 0;
-    }
-    for (int j = 0; j < T; j++)
-        for (int g = 0; g < G; g++) sum[g] += p[(size_t)g * T + j];
-    for (int g = 0; g < G; g++) inv[g] = 1 / sum[g];
-}
-
 /* KERNEL(G, NB, ...) for NB = blocks of 16 (1 .. 4) */
 #define BY_BLOCKS(KERNEL, G, blocks, ...)                                                                             \
     switch (blocks) {                                                                                                  \
@@ -718,26 +645,51 @@ static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, 
     default: KERNEL(G, 4, __VA_ARGS__);                                                                                \
     }
 
-static inline __attribute__((always_inline)) void attend_four(const real *q, const real *Kt, size_t ldk,
-                                                              const real *V, int T, int D, real *p, real *out) {
+static inline __attribute__((always_inline)) void attend_group(int G, const real *q, const real *Kt, size_t ldk,
+                                                               const real *V, int T, int D, real *p, real *out) {
     const size_t kstride = (size_t)D * ldk;
     real inv[4];
-    for (int j0 = 0; j0 < T; j0 += 64) BY_BLOCKS(scores_heads, 4, (T - j0 + 15) / 16, q, Kt, ldk, kstride, j0, T, D, p)
-    softmax_heads(4, p, T, inv);
-    for (int d0 = 0; d0 < D; d0 += 64) BY_BLOCKS(values_heads, 4, (D - d0 + 15) / 16, p, V, kstride, T, D, d0, inv, out)
+    for (int j0 = 0; j0 < T; j0 += 64) BY_BLOCKS(scores_heads, G, (T - j0 + 15) / 16, q, Kt, ldk, kstride, j0, T, D, p)
+    softmax_heads(G, p, T, inv);
+    for (int d0 = 0; d0 < D; d0 += 64) BY_BLOCKS(values_heads, G, (D - d0 + 15) / 16, p, V, kstride, T, D, d0, inv, out)
 }
 #endif
 
+/* One head. */
+static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p, real *out) {
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    attend_group(1, q, Kt, ldk, V, T, D, p, out);
+#else
+    for (int j = 0; j < T; j++) p[j] = 0;
+    for (int d = 0; d < D; d++) {
+        const real qd = q[d], *k = Kt + (size_t)d * ldk;
+        for (int j = 0; j < T; j++) p[j] = FMA(qd, k[j], p[j]);
+    }
+    real m = -INFINITY;
+    for (int j = 0; j < T; j++) m = p[j] > m ? p[j] : m;
+    for (int j = 0; j < T; j++) p[j] = exp_real(p[j] - m);
+    real sum = 0;
+    for (int j = 0; j < T; j++) sum += p[j];
+    const real inv = 1 / sum;
+    for (int d = 0; d < D; d++) out[d] = 0;
+    for (int j = 0; j < T; j++) {
+        const real pj = p[j], *v = V + (size_t)j * D;
+        for (int d = 0; d < D; d++) out[d] = FMA(pj, v[d], out[d]);
+    }
+    for (int d = 0; d < D; d++) out[d] *= inv;
+#endif
+}
+
 /* Every head hh < H of one row: attend on q + hh D, keys Kt + hh D ldk, values V + hh ldk D (the layouts of a cache
- * and of an encoder output: [H][D][ldk], [H][ldk][D]), into out + hh D; p: [H * T] scratch. Bit for bit attend head
- * by head; with AVX-512 four heads at a time (attend_four). */
+ * and of an encoder output: [H][D][ldk], [H][ldk][D]), into out + hh D; p: [H * T] scratch. With AVX-512 four heads
+ * at a time (attend_group), bit for bit attend head by head. */
 static void attend_heads(int H, const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p,
                          real *out) {
     const size_t kstride = (size_t)D * ldk;
     int hh = 0;
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
     for (; hh + 4 <= H; hh += 4)
-        attend_four(q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
+        attend_group(4, q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
 #endif
     for (; hh < H; hh++)
         attend(q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
