@@ -572,93 +572,135 @@ static inline float exp_real(float x) {
  * transposed, [D][ldk] (row d holds dimension d of every position, so the T scores are computed side by side, each as
  * a sum over d in ascending order); V: [T][D]; q already scaled; p: [T] scratch a head. */
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
-/* G heads at once (G, NB constant; head g reads q + g D, keys Kt + g kstride, values V + g kstride and p + g T, and
- * writes out + g D), the accumulators in registers (plain loops keep them in memory: a store-to-load chain per
- * input). Each head's operations are those of the plain loops below, in their order, so every value is theirs bit for
- * bit; a head alone waits on chains -- one accumulator's multiply-adds, the maximum, the sum -- where G heads keep G
- * independent chains in flight. p[g T + j0 + l] = sum_d q[d] k[d][j0 + l] for NB blocks of 16 positions: */
-static inline __attribute__((always_inline)) void scores_heads(int G, int NB, const real *q, const real *Kt,
-                                                               size_t ldk, size_t kstride, int j0, int T, int D,
-                                                               real *p) {
-    __m512 acc[4][4];
+/* Q rows of one segment (Q = 1 or 2) and G of their heads at once (Q, G, NB constant): query t of head g reads
+ * q + t qs + g D, keys Kt + g kstride, values V + g kstride and its scores p + t ps + g T (T: the longest query's
+ * positions, the scores' row length), and writes out + t os + g D. The accumulators stay in registers (plain loops
+ * keep them in memory: a store-to-load chain per input). Each query's and head's operations are those of the plain
+ * loops below, in their order, so every value is theirs bit for bit: G heads keep G independent chains in flight where
+ * a head alone waits on one, and two queries read each key and value block once for both (the loads, not the
+ * multiply-adds, bound a query alone). p[t ps + g T + j0 + l] = sum_d q[d] k[d][j0 + l], NB blocks of 16 positions: */
+/* query t's accumulator of head g and block b (Q G NB <= 16). The second query is written out beside the first
+ * (Q - 1: the first again where Q = 1, never executed): with each block's loads in an array and a loop over the
+ * queries, GCC 12 kept the accumulators on the stack, a store at every multiply-add. */
+#define ACC(t, g, b) acc[((t) * G + (g)) * NB + (b)]
+static inline __attribute__((always_inline)) void scores_heads(int Q, int G, int NB, const real *q, size_t qs,
+                                                               const real *Kt, size_t ldk, size_t kstride, int j0,
+                                                               int T, int D, real *p, size_t ps) {
+    __m512 acc[16];
     __mmask16 mk[4];
     for (int b = 0; b < NB; b++) mk[b] = lanes(T - j0 - 16 * b);
-    for (int g = 0; g < G; g++)
-        for (int b = 0; b < NB; b++) acc[g][b] = _mm512_setzero_ps();
+    for (int t = 0; t < Q; t++)
+        for (int g = 0; g < G; g++)
+            for (int b = 0; b < NB; b++) ACC(t, g, b) = _mm512_setzero_ps();
     for (int d = 0; d < D; d++)
         for (int g = 0; g < G; g++) {
-            const __m512 qd = _mm512_set1_ps(q[(size_t)g * D + d]);
             const real *k = Kt + g * kstride + (size_t)d * ldk + j0;
-            for (int b = 0; b < NB; b++)
-                acc[g][b] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mk[b], k + 16 * b), acc[g][b]);
+            const __m512 q0 = _mm512_set1_ps(q[(size_t)g * D + d]);
+            const __m512 q1 = _mm512_set1_ps(q[(Q - 1) * qs + (size_t)g * D + d]);
+            for (int b = 0; b < NB; b++) {
+                const __m512 kb = _mm512_maskz_loadu_ps(mk[b], k + 16 * b);
+                ACC(0, g, b) = _mm512_fmadd_ps(q0, kb, ACC(0, g, b));
+                if (Q == 2) ACC(Q - 1, g, b) = _mm512_fmadd_ps(q1, kb, ACC(Q - 1, g, b));
+            }
         }
-    for (int g = 0; g < G; g++)
-        for (int b = 0; b < NB; b++) _mm512_mask_storeu_ps(p + (size_t)g * T + j0 + 16 * b, mk[b], acc[g][b]);
+    for (int t = 0; t < Q; t++)
+        for (int g = 0; g < G; g++)
+            for (int b = 0; b < NB; b++)
+                _mm512_mask_storeu_ps(p + t * ps + (size_t)g * T + j0 + 16 * b, mk[b], ACC(t, g, b));
 }
 
-/* The heads' softmax weights in place (p: [G][T] scores) and inv[g] = 1 / head g's sum: the maximum (exact in any
- * order: taken 16 at a time), the exponentials, and the sums, each in ascending j, the heads' side by side. */
-static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, int T, real *inv) {
+/* The heads' softmax weights in place over the first n of each head's T scores (p: [G][T]) and inv[g] = 1 / head
+ * g's sum: the maximum (exact in any order: taken 16 at a time), the exponentials, and the sums, each in ascending j,
+ * the heads' side by side. */
+static inline __attribute__((always_inline)) void softmax_heads(int G, real *p, int T, int n, real *inv) {
     real sum[4];
     for (int g = 0; g < G; g++) {
         real *pg = p + (size_t)g * T;
         __m512 mv = _mm512_set1_ps(-INFINITY);
-        for (int j = 0; j < T; j += 16) mv = _mm512_max_ps(_mm512_mask_loadu_ps(mv, lanes(T - j), pg + j), mv);
+        for (int j = 0; j < n; j += 16) mv = _mm512_max_ps(_mm512_mask_loadu_ps(mv, lanes(n - j), pg + j), mv);
         const real m = _mm512_reduce_max_ps(mv);
-        for (int j = 0; j < T; j++) pg[j] = exp_real(pg[j] - m);
+        for (int j = 0; j < n; j++) pg[j] = exp_real(pg[j] - m);
         sum[g] = 0;
     }
-    for (int j = 0; j < T; j++)
+    for (int j = 0; j < n; j++)
         for (int g = 0; g < G; g++) sum[g] += p[(size_t)g * T + j];
     for (int g = 0; g < G; g++) inv[g] = 1 / sum[g];
 }
 
-/* out[g D + d0 + l] = inv[g] sum_j p[g T + j] V[j][d0 + l] for NB blocks of 16 dimensions. */
-static inline __attribute__((always_inline)) void values_heads(int G, int NB, const real *p, const real *V,
-                                                               size_t kstride, int T, int D, int d0, const real *inv,
-                                                               real *out) {
-    __m512 acc[4][4];
+/* out[t os + g D + d0 + l] = inv[4 t + g] sum_j p[t ps + g T + j] V[j][d0 + l] for NB blocks of 16 dimensions, over
+ * j < n0 for the first query and j < T for a second: */
+static inline __attribute__((always_inline)) void values_heads(int Q, int G, int NB, const real *p, size_t ps,
+                                                               const real *V, size_t kstride, int T, int n0, int D,
+                                                               int d0, const real *inv, real *out, size_t os) {
+    __m512 acc[16];
     __mmask16 mk[4];
     for (int b = 0; b < NB; b++) mk[b] = lanes(D - d0 - 16 * b);
-    for (int g = 0; g < G; g++)
-        for (int b = 0; b < NB; b++) acc[g][b] = _mm512_setzero_ps();
-    for (int j = 0; j < T; j++)
+    for (int t = 0; t < Q; t++)
+        for (int g = 0; g < G; g++)
+            for (int b = 0; b < NB; b++) ACC(t, g, b) = _mm512_setzero_ps();
+    for (int j = 0; j < n0; j++)
         for (int g = 0; g < G; g++) {
-            const __m512 pj = _mm512_set1_ps(p[(size_t)g * T + j]);
             const real *v = V + g * kstride + (size_t)j * D + d0;
-            for (int b = 0; b < NB; b++)
-                acc[g][b] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), acc[g][b]);
+            const __m512 p0 = _mm512_set1_ps(p[(size_t)g * T + j]);
+            const __m512 p1 = _mm512_set1_ps(p[(Q - 1) * ps + (size_t)g * T + j]);
+            for (int b = 0; b < NB; b++) {
+                const __m512 vb = _mm512_maskz_loadu_ps(mk[b], v + 16 * b);
+                ACC(0, g, b) = _mm512_fmadd_ps(p0, vb, ACC(0, g, b));
+                if (Q == 2) ACC(Q - 1, g, b) = _mm512_fmadd_ps(p1, vb, ACC(Q - 1, g, b));
+            }
         }
-    for (int g = 0; g < G; g++) {
-        const __m512 iv = _mm512_set1_ps(inv[g]);
-        for (int b = 0; b < NB; b++)
-            _mm512_mask_storeu_ps(out + (size_t)g * D + d0 + 16 * b, mk[b], _mm512_mul_ps(acc[g][b], iv));
-    }
+    if (Q == 2) /* the second query's positions past the first's */
+        for (int j = n0; j < T; j++)
+            for (int g = 0; g < G; g++) {
+                const __m512 pj = _mm512_set1_ps(p[ps + (size_t)g * T + j]);
+                const real *v = V + g * kstride + (size_t)j * D + d0;
+                for (int b = 0; b < NB; b++)
+                    ACC(Q - 1, g, b) = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), ACC(Q - 1, g, b));
+            }
+    for (int t = 0; t < Q; t++)
+        for (int g = 0; g < G; g++) {
+            const __m512 iv = _mm512_set1_ps(inv[4 * t + g]);
+            for (int b = 0; b < NB; b++)
+                _mm512_mask_storeu_ps(out + t * os + (size_t)g * D + d0 + 16 * b, mk[b],
+                                      _mm512_mul_ps(ACC(t, g, b), iv));
+        }
 }
 
-/* KERNEL(G, NB, ...) for NB = blocks of 16 (1 .. 4) */
-#define BY_BLOCKS(KERNEL, G, blocks, ...)                                                                             \
-    switch (blocks) {                                                                                                  \
-    case 1: KERNEL(G, 1, __VA_ARGS__); break;                                                                          \
-    case 2: KERNEL(G, 2, __VA_ARGS__); break;                                                                          \
-    case 3: KERNEL(G, 3, __VA_ARGS__); break;                                                                          \
-    default: KERNEL(G, 4, __VA_ARGS__);                                                                                \
+#undef ACC
+
+/* KERNEL(Q, G, NB, ...) for NB = blocks of 16: 1 .. 4 for one query, 1 .. 2 for two (the registers hold no more) */
+#define BY_BLOCKS(KERNEL, Q, G, blocks, ...)                                                                          \
+    switch (Q == 2 && (blocks) > 2 ? 2 : (blocks)) {                                                                   \
+    case 1: KERNEL(Q, G, 1, __VA_ARGS__); break;                                                                       \
+    case 2: KERNEL(Q, G, 2, __VA_ARGS__); break;                                                                       \
+    case 3: if (Q == 1) KERNEL(1, G, 3, __VA_ARGS__); break;                                                           \
+    default: if (Q == 1) KERNEL(1, G, 4, __VA_ARGS__);                                                                 \
     }
 
-static inline __attribute__((always_inline)) void attend_group(int G, const real *q, const real *Kt, size_t ldk,
-                                                               const real *V, int T, int D, real *p, real *out) {
-    const size_t kstride = (size_t)D * ldk;
-    real inv[4];
-    for (int j0 = 0; j0 < T; j0 += 64) BY_BLOCKS(scores_heads, G, (T - j0 + 15) / 16, q, Kt, ldk, kstride, j0, T, D, p)
-    softmax_heads(G, p, T, inv);
-    for (int d0 = 0; d0 < D; d0 += 64) BY_BLOCKS(values_heads, G, (D - d0 + 15) / 16, p, V, kstride, T, D, d0, inv, out)
+/* Q queries (rows q and q + qs: T0 and T positions, T0 <= T; one query: T0 = T) of G heads; p: [2][4][T] scratch. */
+static inline __attribute__((always_inline)) void attend_group(int Q, int G, const real *q, size_t qs, const real *Kt,
+                                                               size_t ldk, const real *V, int T0, int T, int D,
+                                                               real *p, real *out, size_t os) {
+    const size_t kstride = (size_t)D * ldk, ps = (size_t)4 * T;
+    const int span = Q == 1 ? 64 : 32; /* positions and dimensions a call of the kernels takes */
+    real inv[8];
+    for (int j0 = 0; j0 < T; j0 += span) {
+        const int blocks = ((T - j0 < span ? T - j0 : span) + 15) / 16;
+        BY_BLOCKS(scores_heads, Q, G, blocks, q, qs, Kt, ldk, kstride, j0, T, D, p, ps)
+    }
+    softmax_heads(G, p, T, Q == 1 ? T : T0, inv);
+    if (Q == 2) softmax_heads(G, p + ps, T, T, inv + 4);
+    for (int d0 = 0; d0 < D; d0 += span) {
+        const int blocks = ((D - d0 < span ? D - d0 : span) + 15) / 16;
+        BY_BLOCKS(values_heads, Q, G, blocks, p, ps, V, kstride, T, Q == 1 ? T : T0, D, d0, inv, out, os)
+    }
 }
 #endif
 
 /* One head. */
 static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p, real *out) {
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
-    attend_group(1, q, Kt, ldk, V, T, D, p, out);
+    attend_group(1, 1, q, 0, Kt, ldk, V, T, T, D, p, out, 0);
 #else
     for (int j = 0; j < T; j++) p[j] = 0;
     for (int d = 0; d < D; d++) {
@@ -681,18 +723,38 @@ static void attend(const real *q, const real *Kt, size_t ldk, const real *V, int
 }
 
 /* Every head hh < H of one row: attend on q + hh D, keys Kt + hh D ldk, values V + hh ldk D (the layouts of a cache
- * and of an encoder output: [H][D][ldk], [H][ldk][D]), into out + hh D; p: [H * T] scratch. With AVX-512 four heads
- * at a time (attend_group), bit for bit attend head by head. */
+ * and of an encoder output: [H][D][ldk], [H][ldk][D]), into out + hh D; p: [4 T] scratch. With AVX-512
+ * four heads at a time (attend_group), bit for bit attend head by head. */
 static void attend_heads(int H, const real *q, const real *Kt, size_t ldk, const real *V, int T, int D, real *p,
                          real *out) {
     const size_t kstride = (size_t)D * ldk;
     int hh = 0;
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
     for (; hh + 4 <= H; hh += 4)
-        attend_group(4, q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
+        attend_group(1, 4, q + (size_t)hh * D, 0, Kt + hh * kstride, ldk, V + hh * kstride, T, T, D, p,
+                     out + (size_t)hh * D, 0);
 #endif
     for (; hh < H; hh++)
         attend(q + (size_t)hh * D, Kt + hh * kstride, ldk, V + hh * kstride, T, D, p, out + (size_t)hh * D);
+}
+
+/* attend_heads on two rows of one segment, q and q + qs (into out and out + os), over T0 and T positions (T0 <= T):
+ * with AVX-512 their groups of four heads read the keys and values once for both, every value bit for bit that of
+ * attend_heads row by row; p: [8 T] scratch. */
+static void attend_two_rows(int H, const real *q, size_t qs, const real *Kt, size_t ldk, const real *V, int T0, int T,
+                            int D, real *p, real *out, size_t os) {
+    const size_t kstride = (size_t)D * ldk;
+    int hh = 0;
+#if defined(__AVX512F__) && !REAL_IS_DOUBLE
+    for (; hh + 4 <= H; hh += 4)
+        attend_group(2, 4, q + (size_t)hh * D, qs, Kt + hh * kstride, ldk, V + hh * kstride, T0, T, D, p,
+                     out + (size_t)hh * D, os);
+#endif
+    for (; hh < H; hh++) {
+        const real *Kh = Kt + hh * kstride, *Vh = V + hh * kstride;
+        attend(q + (size_t)hh * D, Kh, ldk, Vh, T0, D, p, out + (size_t)hh * D);
+        attend(q + qs + (size_t)hh * D, Kh, ldk, Vh, T, D, p, out + os + (size_t)hh * D);
+    }
 }
 
 static real *scratch(Model *m, size_t n) {
@@ -782,8 +844,8 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
     if (N == 0) return 0;
     const int wide = F > 3 * E ? F : 3 * E;
     /* scratch: h [N, E] (normed input / projection output), big [N, wide] (qkv or the FFN's inner layer), att [N, E]
-     * (attention output), p [H, T] (the attention weights of a row's heads) */
-    real *h = scratch(m, (size_t)N * (2 * E + wide) + (size_t)H * T);
+     * (attention output), p [8, T] (the attention weights of four heads of two rows) */
+    real *h = scratch(m, (size_t)N * (2 * E + wide) + (size_t)8 * T);
     if (!h) return -1;
     real *x = hidden, *big = h + (size_t)N * E, *att = big + (size_t)N * wide, *p = att + (size_t)N * E;
     for (int r = 0; r < N; r++)
@@ -813,9 +875,15 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
                     for (int d = 0; d < D; d++) K[((size_t)hh * D + d) * cb + tb + i] = qkv[E + hh * D + d];
                     memcpy(Vc + ((size_t)hh * cb + tb + i) * D, qkv + 2 * E + hh * D, sizeof(real) * D);
                 }
-            for (int i = 0; i < nb; i++) {
+            for (int i = 0; i < nb; i += 2) { /* two rows at a time (the second's positions: as many or one more) */
                 const int upto = (!causal || i >= nb - bidir_tail) ? t1 : tb + i + 1;
-                attend_heads(H, big + (size_t)(r0 + i) * 3 * E, K, cb, Vc, upto, D, p, att + (size_t)(r0 + i) * E);
+                const real *q = big + (size_t)(r0 + i) * 3 * E;
+                real *out = att + (size_t)(r0 + i) * E;
+                if (i + 1 < nb)
+                    attend_two_rows(H, q, 3 * E, K, cb, Vc, upto, (!causal || i + 1 >= nb - bidir_tail) ? t1 : upto + 1,
+                                    D, p, out, E);
+                else
+                    attend_heads(H, q, K, cb, Vc, upto, D, p, out);
             }
         }
         if (linear(m, att, N, &P[P_O], w[B_O], h)) return -1;
@@ -827,8 +895,14 @@ static int forward_rows(Model *m, const int64_t *tokens, int B, const int *n, co
             for (int b = 0, r0 = 0; b < B; r0 += n[b], b++) {
                 const int Sb = S[b];
                 const real *EK = enck[b] + (size_t)l * H * D * Sb, *EV = encv[b] + (size_t)l * H * Sb * D;
-                for (int i = 0; i < n[b]; i++)
-                    attend_heads(H, big + (size_t)(r0 + i) * E, EK, Sb, EV, Sb, D, p, att + (size_t)(r0 + i) * E);
+                for (int i = 0; i < n[b]; i += 2) {
+                    const real *q = big + (size_t)(r0 + i) * E;
+                    real *out = att + (size_t)(r0 + i) * E;
+                    if (i + 1 < n[b])
+                        attend_two_rows(H, q, E, EK, Sb, EV, Sb, Sb, D, p, out, E);
+                    else
+                        attend_heads(H, q, EK, Sb, EV, Sb, D, p, out);
+                }
             }
             if (linear(m, att, N, &P[P_CO], w[B_CO], h)) return -1;
             for (size_t i = 0; i < (size_t)N * E; i++) x[i] += h[i];
