@@ -287,11 +287,28 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "greedy passes must be dicts");
         goto done;
     }
+    /* BatchedChoice._limits: a row's max_draft, at most the horizon, and on a padded pass of two rows or more at
+       most what the calibration's widest pass fed a row, less the row's own token */
+    long row_limit = horizon;
+    if ((real_only = truth_attr(policy, s_real_tokens_only)) < 0) goto done;
+    if (B > 1 && !real_only) {
+        PyObject *fed = attr_of(cost, s_fed);
+        if (!fed) goto done;
+        const Py_ssize_t n_fed = PyList_Check(fed) ? PyList_GET_SIZE(fed) : 0;
+        const long last = n_fed ? PyLong_AsLong(PyList_GET_ITEM(fed, n_fed - 1)) : -1;
+        Py_DECREF(fed);
+        if (last < 1 || c_batch < 1) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a batch's cost must have measured a pass");
+            goto done;
+        }
+        const long w = (last + c_batch - 1) / c_batch - 1;
+        row_limit = w < 1 ? 1 : (w < row_limit ? w : row_limit);
+    }
     if (!(limits = PyList_New(B))) goto done;
     for (long r = 0; r < B; r++) {
         long lim;
         if (int_attr(PyList_GET_ITEM(states, r), s_max_draft, &lim) < 0) goto done;
-        limit_c[r] = (int)(lim < horizon ? lim : horizon);
+        limit_c[r] = (int)(lim < row_limit ? lim : row_limit);
         PyObject *x = PyLong_FromLong(limit_c[r]);
         if (!x) goto done;
         PyList_SET_ITEM(limits, r, x);
@@ -313,7 +330,6 @@ static PyObject *priced_choice(PyObject *policy, PyObject *states, PyObject *cos
     } else if (double_attr(policy, s_extra_fixed, &fixed) < 0 || double_attr(policy, s_extra_factor, &factor) < 0) {
         goto done;
     }
-    if ((real_only = truth_attr(policy, s_real_tokens_only)) < 0) goto done;
     factor = factor * (B > 1 && real_only ? scale_of(measured, B, c_batch, c_step) : 1.0);
     if (greedy_pass(greedy, B, c_batch, c_step, &step) < 0) goto done;
     /* BatchedChoice._bar: margin times a greedy pass's tokens per second, over what drafted passes of about B rows

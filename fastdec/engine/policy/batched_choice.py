@@ -359,9 +359,19 @@ class BatchedChoice:
         ``_READ_AT_LEAST``)."""
         self._read_s = seconds if not self._read_s else 0.7 * self._read_s + 0.3 * seconds
 
-    def _limits(self, states) -> List[int]:
-        """Each row's draft positions at most: its ``max_draft``, at most the horizon."""
-        return [min(st.max_draft, self.horizon) for st in states]
+    def _limits(self, states, cost: PassCost) -> List[int]:
+        """Each row's draft positions at most: its ``max_draft``, at most the horizon, and on a padded pass of two rows
+        or more at most what the widest pass of ``cost`` (the batch's calibration) fed a row, less the row's own token.
+        Past it a padded pass is priced by a straight line out, and it costs more than that line says: the padding
+        of a long draft beside short ones costs more a position in long sentences than in the calibration's dummy
+        24-token ones (PyTorch on this CPU: 10-12 us a padding position beside 50-90-token sources, 6.2 us priced).
+        Up to the horizon, cost-aware IAD at B = 32 on PyTorch ran at 0.89-0.92 of fixed IAD capped at 8 tokens (its
+        first batch drafted rows 30-64 tokens wide beside rows of 1-14); capped here, at 0.94-0.99. (The C backend
+        feeds real tokens only, and a GPU's calibration measures the horizon's width.)"""
+        most = self.horizon
+        if len(states) > 1 and not self._real_tokens_only:
+            most = min(most, max(-(-cost.fed[-1] // cost.batch) - 1, 1))
+        return [min(st.max_draft, most) for st in states]
 
     def _stand(self, states, n: Sequence[int], rows: int) -> None:
         """A padded choice of ``n`` that took every position worth 1 % or more stands (:meth:`choose_batch`)."""
@@ -419,7 +429,7 @@ class BatchedChoice:
                 return [0] * B
             del self._batch_skips[key]
             self._last = self.batch_cost(verifier, B)
-            return self._probe_rows(self._limits(states))
+            return self._probe_rows(self._limits(states, self._last))
         t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
         standing, self._standing = self._standing, None
         if standing is not None and standing[1] > 0:
@@ -429,10 +439,11 @@ class BatchedChoice:
             # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
             # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
             # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
-            n = [lim if st.extra.get("policy_standing", True) else 0 for st, lim in zip(states, self._limits(states))]
+            self._last = self.batch_cost(verifier, B)
+            n = [lim if st.extra.get("policy_standing", True) else 0
+                 for st, lim in zip(states, self._limits(states, self._last))]
             if any(n):
                 self._standing = (standing[0], standing[1] - 1)
-                self._last = self.batch_cost(verifier, B)
                 self._skipped_s = 0.0
                 return n
         cost = self._last = self.batch_cost(verifier, B)
@@ -440,7 +451,7 @@ class BatchedChoice:
             # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
             # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
             # backend)
-            return self._probe_rows(self._limits(states), 1)
+            return self._probe_rows(self._limits(states, cost), 1)
         # the run's first batch of about this many rows drafts once it has measured a greedy pass of its own (below:
         # None): drafts are priced by how much dearer real passes are than the calibration's. Priced by the
         # calibration alone (dummy sentences of 24 tokens), the fast backend drafted 160 tokens at B = 32 in the first
@@ -455,7 +466,7 @@ class BatchedChoice:
                 states = list(states)
             got = module.choose_priced(self, states, cost, B, t0, _READ_AT_LEAST)
             return got if type(got) is list else self._priced_in_c(states, cost, B, got, t0, key)
-        limits = self._limits(states)
+        limits = self._limits(states, cost)
         measured = self._batch_greedy_near(B)
         if measured is None:
             measured = self._run_greedy_near(B)
