@@ -717,6 +717,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
                     pad_s=pad_s)
     policy = batch_policy(cost, horizon, q, drafter_s, fused=False)
     states = rows_of(counts, started, limits, src_lens)
+    limits = policy._limits(states, cost)  # (no row past the widest pass measured: the cost's own width)
     ranked = ranked_positions(policy, states, limits, q)
     rate_at = scanned_rates(policy, cost, ranked, started, src_lens, lambda t, width, late, projected: (
         cost.extra(B + t, B * min(width, 8) + late, base=B) + pad_s * (B * (width - 1) - t)))
@@ -727,7 +728,7 @@ def test_a_padded_batch_s_choice_is_the_best_count_of_ranked_positions_of_a_full
     want = [0] * B
     for _, r, _ in ranked[:best_t]:
         want[r] += 1
-    probe = policy._probe_rows([min(s.max_draft, horizon) for s in states])
+    probe = policy._probe_rows(limits)
     for many in (0, 10 ** 9):  # the choice in numpy (many positions to read), and the loop (few)
         saved, batched_choice._MANY_POSITIONS = batched_choice._MANY_POSITIONS, many
         try:

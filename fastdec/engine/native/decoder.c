@@ -583,26 +583,29 @@ static inline float exp_real(float x) {
  * (Q - 1: the first again where Q = 1, never executed): with each block's loads in an array and a loop over the
  * queries, GCC 12 kept the accumulators on the stack, a store at every multiply-add. */
 #define ACC(t, g, b) acc[((t) * G + (g)) * NB + (b)]
+/* ACC(t, g, b) += a_t x[16 b ..] over the NB masked blocks of x, for Q = 1 or 2 queries (a1: the second's): each
+ * block loaded once for both */
+static inline __attribute__((always_inline)) void fmadd_blocks(int Q, int G, int NB, __m512 *acc, int g, __m512 a0,
+                                                               __m512 a1, const real *x, const __mmask16 *mk) {
+    for (int b = 0; b < NB; b++) {
+        const __m512 xb = _mm512_maskz_loadu_ps(mk[b], x + 16 * b);
+        ACC(0, g, b) = _mm512_fmadd_ps(a0, xb, ACC(0, g, b));
+        if (Q == 2) ACC(Q - 1, g, b) = _mm512_fmadd_ps(a1, xb, ACC(Q - 1, g, b));
+    }
+}
+
 static inline __attribute__((always_inline)) void scores_heads(int Q, int G, int NB, const real *q, size_t qs,
                                                                const real *Kt, size_t ldk, size_t kstride, int j0,
                                                                int T, int D, real *p, size_t ps) {
     __m512 acc[16];
     __mmask16 mk[4];
     for (int b = 0; b < NB; b++) mk[b] = lanes(T - j0 - 16 * b);
-    for (int t = 0; t < Q; t++)
-        for (int g = 0; g < G; g++)
-            for (int b = 0; b < NB; b++) ACC(t, g, b) = _mm512_setzero_ps();
+    for (int i = 0; i < Q * G * NB; i++) acc[i] = _mm512_setzero_ps();
     for (int d = 0; d < D; d++)
-        for (int g = 0; g < G; g++) {
-            const real *k = Kt + g * kstride + (size_t)d * ldk + j0;
-            const __m512 q0 = _mm512_set1_ps(q[(size_t)g * D + d]);
-            const __m512 q1 = _mm512_set1_ps(q[(Q - 1) * qs + (size_t)g * D + d]);
-            for (int b = 0; b < NB; b++) {
-                const __m512 kb = _mm512_maskz_loadu_ps(mk[b], k + 16 * b);
-                ACC(0, g, b) = _mm512_fmadd_ps(q0, kb, ACC(0, g, b));
-                if (Q == 2) ACC(Q - 1, g, b) = _mm512_fmadd_ps(q1, kb, ACC(Q - 1, g, b));
-            }
-        }
+        for (int g = 0; g < G; g++)
+            fmadd_blocks(Q, G, NB, acc, g, _mm512_set1_ps(q[(size_t)g * D + d]),
+                         _mm512_set1_ps(q[(Q - 1) * qs + (size_t)g * D + d]), Kt + g * kstride + (size_t)d * ldk + j0,
+                         mk);
     for (int t = 0; t < Q; t++)
         for (int g = 0; g < G; g++)
             for (int b = 0; b < NB; b++)
@@ -635,27 +638,16 @@ static inline __attribute__((always_inline)) void values_heads(int Q, int G, int
     __m512 acc[16];
     __mmask16 mk[4];
     for (int b = 0; b < NB; b++) mk[b] = lanes(D - d0 - 16 * b);
-    for (int t = 0; t < Q; t++)
-        for (int g = 0; g < G; g++)
-            for (int b = 0; b < NB; b++) ACC(t, g, b) = _mm512_setzero_ps();
+    for (int i = 0; i < Q * G * NB; i++) acc[i] = _mm512_setzero_ps();
     for (int j = 0; j < n0; j++)
-        for (int g = 0; g < G; g++) {
-            const real *v = V + g * kstride + (size_t)j * D + d0;
-            const __m512 p0 = _mm512_set1_ps(p[(size_t)g * T + j]);
-            const __m512 p1 = _mm512_set1_ps(p[(Q - 1) * ps + (size_t)g * T + j]);
-            for (int b = 0; b < NB; b++) {
-                const __m512 vb = _mm512_maskz_loadu_ps(mk[b], v + 16 * b);
-                ACC(0, g, b) = _mm512_fmadd_ps(p0, vb, ACC(0, g, b));
-                if (Q == 2) ACC(Q - 1, g, b) = _mm512_fmadd_ps(p1, vb, ACC(Q - 1, g, b));
-            }
-        }
-    if (Q == 2) /* the second query's positions past the first's */
+        for (int g = 0; g < G; g++)
+            fmadd_blocks(Q, G, NB, acc, g, _mm512_set1_ps(p[(size_t)g * T + j]),
+                         _mm512_set1_ps(p[(Q - 1) * ps + (size_t)g * T + j]), V + g * kstride + (size_t)j * D + d0, mk);
+    if (Q == 2) /* the second query's positions past the first's (its accumulators: the array's second half) */
         for (int j = n0; j < T; j++)
             for (int g = 0; g < G; g++) {
                 const __m512 pj = _mm512_set1_ps(p[ps + (size_t)g * T + j]);
-                const real *v = V + g * kstride + (size_t)j * D + d0;
-                for (int b = 0; b < NB; b++)
-                    ACC(Q - 1, g, b) = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[b], v + 16 * b), ACC(Q - 1, g, b));
+                fmadd_blocks(1, G, NB, acc + G * NB, g, pj, pj, V + g * kstride + (size_t)j * D + d0, mk);
             }
     for (int t = 0; t < Q; t++)
         for (int g = 0; g < G; g++) {
