@@ -572,13 +572,6 @@ static inline float exp_real(float x) {
  * transposed, [D][ldk] (row d holds dimension d of every position, so the T scores are computed side by side, each as
  * a sum over d in ascending order); V: [T][D]; q already scaled; p: [T] scratch a head. */
 #if defined(__AVX512F__) && !REAL_IS_DOUBLE
-/* Q rows of one segment (Q = 1 or 2) and G of their heads at once (Q, G, NB constant): query t of head g reads
- * q + t qs + g D, keys Kt + g kstride, values V + g kstride and its scores p + t ps + g T (T: the longest query's
- * positions, the scores' row length), and writes out + t os + g D. The accumulators stay in registers (plain loops
- * keep them in memory: a store-to-load chain per input). Each query's and head's operations are those of the plain
- * loops below, in their order, so every value is theirs bit for bit: G heads keep G independent chains in flight where
- * a head alone waits on one, and two queries read each key and value block once for both (the loads, not the
- * multiply-adds, bound a query alone). p[t ps + g T + j0 + l] = sum_d q[d] k[d][j0 + l], NB blocks of 16 positions: */
 /* query t's accumulator of head g and block b (Q G NB <= 16). The second query is written out beside the first
  * (Q - 1: the first again where Q = 1, never executed): with each block's loads in an array and a loop over the
  * queries, GCC 12 kept the accumulators on the stack, a store at every multiply-add. */
@@ -594,6 +587,13 @@ static inline __attribute__((always_inline)) void fmadd_blocks(int Q, int G, int
     }
 }
 
+/* Q rows of one segment (Q = 1 or 2) and G of their heads at once (Q, G, NB constant): query t of head g reads
+ * q + t qs + g D, keys Kt + g kstride, values V + g kstride and its scores p + t ps + g T (T: the longest query's
+ * positions, the scores' row length), and writes out + t os + g D. The accumulators stay in registers (plain loops
+ * keep them in memory: a store-to-load chain per input). Each query's and head's operations are those of the plain
+ * loops below, in their order, so every value is theirs bit for bit: G heads keep G independent chains in flight where
+ * a head alone waits on one, and two queries read each key and value block once for both (the loads, not the
+ * multiply-adds, bound a query alone). p[t ps + g T + j0 + l] = sum_d q[d] k[d][j0 + l], NB blocks of 16 positions: */
 static inline __attribute__((always_inline)) void scores_heads(int Q, int G, int NB, const real *q, size_t qs,
                                                                const real *Kt, size_t ldk, size_t kstride, int j0,
                                                                int T, int D, real *p, size_t ps) {

@@ -432,6 +432,7 @@ class BatchedChoice:
             return self._probe_rows(self._limits(states, self._last))
         t0 = time.perf_counter()  # (a draft is judged with what choosing it cost)
         standing, self._standing = self._standing, None
+        cost = self._last = self.batch_cost(verifier, B)
         if standing is not None and standing[1] > 0:
             # the last padded choice took every position worth 1 % or more: no position's cost outweighed its value,
             # and positions past 1 % are left out only to bound what a choice reads. So for a few iterations, in this
@@ -439,14 +440,12 @@ class BatchedChoice:
             # as fixed k does, before the choice is made again. On a GPU a padded pass costs about the same whatever
             # it verifies; made every iteration, the choice took 0.2-0.5 ms of the GPU machine's processor, 10-12 % of
             # batched IAD's time, where a pass took 1-2 ms. (Its passes are not judged: it promised nothing.)
-            self._last = self.batch_cost(verifier, B)
             n = [lim if st.extra.get("policy_standing", True) else 0
-                 for st, lim in zip(states, self._limits(states, self._last))]
+                 for st, lim in zip(states, self._limits(states, cost))]
             if any(n):
                 self._standing = (standing[0], standing[1] - 1)
                 self._skipped_s = 0.0
                 return n
-        cost = self._last = self.batch_cost(verifier, B)
         if not self.reach[1]:
             # the run's first draft, to learn from, asks one row: what the drafter's start costs is not known yet
             # (GAD's drafter started on four of the longest rows took 2.2 ms, 1.2 % of a batched run on the fast
