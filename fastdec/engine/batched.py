@@ -8,7 +8,8 @@ The batch-1 loop (:mod:`fastdec.engine.loop`) is the reference; this module runs
    (``[B, n]``); row ``b``'s tokens sit at positions ``len_b .. len_b + n - 1`` of its own cache, so its
    attention mask admits keys ``t <= len_b + i`` only (padding tokens and stale cache entries of earlier rejected
    drafts are never seen by a real token). On CPU the linear layers of the pass run on the real tokens alone
-   (``pack``): there a pass costs its arithmetic, and padding a short draft to the longest would cost it too;
+   (``pack``), and its attention in blocks that leave most of the padding out (:mod:`.ragged_attention`): there a
+   pass costs its arithmetic, and padding a short draft to the longest would cost it too;
 3. **accept**  -- the batch-1 acceptance rule decides every row's own prefix ``a_b``
    (:meth:`~fastdec.engine.acceptance.AcceptanceRule.accept_batch`); each row appends the verifier's token at its
    bifurcation by the batch-1 loop's own step (:func:`~fastdec.engine.state.advance`);
@@ -50,6 +51,7 @@ from .drafters import Drafter, check_same_device
 from .interfaces import BatchedVerifierProtocol
 from .loop import compute_max_len, draft_verify_accept, truncate_draft
 from .projection import BatchedMaskedLogProbs
+from .ragged_attention import blocked_attention, plan_blocks
 from .state import DecodeResult, DecodeState, advance
 from .stats import DecodeStats, ModuleTimer, collections_between_passes, peak_memory_mb, reset_peak_memory
 from .verifier import Verifier
@@ -198,43 +200,63 @@ class BatchedVerifier:
         T = (t0 if uniform else max(self.lengths)) + n
         self._ensure_capacity(T)
         k_cache, v_cache, table = self._k, self._v, ver._pos_table
+        H, cap, D = k_cache.size(2), k_cache.size(3), k_cache.size(4)
+        real = None  # with ``pack``, the flat indices of the real tokens in ``[B, n]``
+        if self.pack and sum(n_valid) < B * n:
+            fed = torch.arange(n)[None, :] < torch.tensor([int(c) for c in n_valid])[:, None]
+            real = fed.view(-1).nonzero().squeeze(1).to(self.device)
         if uniform:
-            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D] at positions t0 .. T - 1 of every row
-                kc, vc = k_cache[li], v_cache[li]
-                kc[:, :, t0:T] = k.transpose(1, 2)
-                vc[:, :, t0:T] = v.transpose(1, 2)
-                return kc[:, :, :T], vc[:, :, :T]
-
             positions = table[t0:T] if table is not None else None
             mask = self._causal[t0:T, :T] if n > 1 else None  # rows of equal length: T <= max positions
         else:
             start = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
             pos = start[:, None] + torch.arange(n, device=self.device)[None, :]  # [B, n] absolute positions
-            H, cap, D = k_cache.size(2), k_cache.size(3), k_cache.size(4)
-            # row b, head h, position p of a layer's cache [B, H, cap, D] viewed as [B * H * cap, D]: one index_copy_ a
-            # layer (with an advanced-index assignment a batch-32 pass over ragged rows took 0.1-0.25 ms more than over
-            # equal lengths, which write slices)
-            kv_at = ((torch.arange(B * H, device=self.device) * cap).view(B, H, 1) + pos[:, None, :]).reshape(-1)
-
-            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D], written at each row's own positions
-                kc, vc = k_cache[li], v_cache[li]
-                kc.view(-1, D).index_copy_(0, kv_at, k.transpose(1, 2).reshape(-1, D))
-                vc.view(-1, D).index_copy_(0, kv_at, v.transpose(1, 2).reshape(-1, D))
-                return kc[:, :, :T], vc[:, :, :T]
-
             # a padding position past the decoder's last position reuses it: its output is never read
             positions = table[pos.clamp(max=table.size(0) - 1)] if table is not None else None
             allowed = (torch.arange(T, device=self.device)[None, None, :] <= pos[:, :, None])[:, None]  # [B, 1, n, T]
             # added to the scores in every layer (a boolean mask is inverted and filled in every layer)
             mask = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device)
             mask.masked_fill_(~allowed, float("-inf"))
+        if uniform and real is None:
+            def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D] at positions t0 .. T - 1 of every row
+                kc, vc = k_cache[li], v_cache[li]
+                kc[:, :, t0:T] = k.transpose(1, 2)
+                vc[:, :, t0:T] = v.transpose(1, 2)
+                return kc[:, :, :T], vc[:, :, :T]
+        else:
+            if uniform:
+                pos = t0 + torch.arange(n, device=self.device)[None, :].expand(B, n)
+            # row b, head h, position p of a layer's cache [B, H, cap, D] viewed as [B * H * cap, D]: one index_copy_ a
+            # layer (with an advanced-index assignment a batch-32 pass over ragged rows took 0.1-0.25 ms more than over
+            # equal lengths, which write slices), in the order of the tokens' keys [B * n, H]
+            kv_at = (torch.arange(B * H, device=self.device) * cap).view(B, 1, H) + pos[:, :, None]
+            if real is None:
+                kv_at = kv_at.reshape(-1)
+
+                def self_kv(li: int, k: Tensor, v: Tensor):  # k, v: [B, n, H, D], written at each row's own positions
+                    kc, vc = k_cache[li], v_cache[li]
+                    kc.view(-1, D).index_copy_(0, kv_at, k.reshape(-1, D))
+                    vc.view(-1, D).index_copy_(0, kv_at, v.reshape(-1, D))
+                    return kc[:, :, :T], vc[:, :, :T]
+            else:
+                # the real tokens' keys and values only: a padding position's are never read (a real token attends to
+                # its row's positions up to its own), and at B = 32 copying them took 0.5 ms of a 7 ms pass
+                kv_at = kv_at.reshape(B * n, H).index_select(0, real).reshape(-1)
+
+                def self_kv(li: int, k: Tensor, v: Tensor):
+                    kc, vc = k_cache[li], v_cache[li]
+                    kc.view(-1, D).index_copy_(0, kv_at, k.reshape(B * n, H * D).index_select(0, real).view(-1, D))
+                    vc.view(-1, D).index_copy_(0, kv_at, v.reshape(B * n, H * D).index_select(0, real).view(-1, D))
+                    return kc[:, :, :T], vc[:, :, :T]
         x = ver.embed(tokens.to(self.device), positions)
-        packed = None
-        if self.pack and sum(n_valid) < B * n:
-            real = torch.arange(n)[None, :] < torch.tensor([int(c) for c in n_valid])[:, None]
-            flat = real.view(-1).nonzero().squeeze(1).to(self.device)  # (not `kv_at`: self_kv reads that name)
-            packed, x = (flat, B, n), x.reshape(B * n, -1).index_select(0, flat)
-        hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask, packed)
+        packed = attention = None
+        if real is not None:
+            packed, x = (real, B, n), x.reshape(B * n, -1).index_select(0, real)
+            # attention too leaves most of the padding out (on a CPU it is most of a pass)
+            blocks = plan_blocks([int(c) for c in n_valid], self.lengths)
+            if blocks is not None:
+                attention = blocked_attention(ver._attend, blocks, B, n)
+        hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask, packed, attention)
         self.lengths = [m + int(c) for m, c in zip(self.lengths, n_valid)]
         return hidden
 

@@ -33,7 +33,7 @@ This class decodes one sentence at a time (batch size 1, what aggressive decodin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -387,7 +387,8 @@ class Verifier:
         return x
 
     def decoder_layers(self, x: Tensor, self_kv, self_mask: Optional[Tensor], enc_k: Tensor, enc_v: Tensor,
-                       enc_mask: Optional[Tensor], packed: Optional[Tuple[Tensor, int, int]] = None) -> Tensor:
+                       enc_mask: Optional[Tensor], packed: Optional[Tuple[Tensor, int, int]] = None,
+                       attention: Optional[Callable] = None) -> Tensor:
         """Every decoder layer over embedded inputs ``x`` ``[B, n, C]``, then the final norm / ``project_out_dim``.
 
         ``self_kv(layer, k, v)`` stores the new keys/values ``[B, n, H, D]`` in its cache and returns the keys and
@@ -399,8 +400,13 @@ class Verifier:
         ``packed = (rows, B, n)``: ``x`` holds only the real tokens of a right-padded ``[B, n]`` batch, ``[N, C]``
         (``rows``: their flat indices into ``B * n``). The linear layers and norms then run on the N real tokens
         alone and only attention on the padded layout; the result is ``[B, n, C]`` with zeros at padding.
+        ``attention(q, k, v, mask, causal)`` computes an attention in place of :meth:`_attend` (``causal``: the
+        self-attention; :func:`~fastdec.engine.ragged_attention.blocked_attention` leaves a ragged pass's padding out).
         """
         H, D = self.num_heads, self.head_dim
+        if attention is None:
+            def attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], causal: bool) -> Tensor:
+                return self._attend(q, k, v, mask)
         if packed is None:
             B, n, E = x.shape
 
@@ -427,7 +433,7 @@ class Verifier:
             h = _apply_ln(x, L.ln_sa) if nb else x
             qkv = padded(F.linear(h, L.w_qkv, L.b_qkv)).view(B, n, 3, H, D)
             k, v = self_kv(li, qkv[:, :, 1], qkv[:, :, 2])
-            a = self._attend(qkv[:, :, 0].transpose(1, 2), k, v, self_mask)  # [B, H, n, D]
+            a = attention(qkv[:, :, 0].transpose(1, 2), k, v, self_mask, True)  # [B, H, n, D]
             h = F.linear(real(a.transpose(1, 2).reshape(B, n, E)), L.w_o, L.b_o)
             if L.c_attn is not None:  # fairseq scales the *projected* output, viewed per head
                 h = (h.unflatten(-1, (H, D)) * L.c_attn.view(H, 1)).flatten(-2)
@@ -440,7 +446,7 @@ class Verifier:
             residual = x
             h = _apply_ln(x, L.ln_ca) if nb else x
             q = padded(F.linear(h, L.w_cq, L.b_cq)).view(B, n, H, D).transpose(1, 2)
-            a = self._attend(q, enc_k[li], enc_v[li], enc_mask)
+            a = attention(q, enc_k[li], enc_v[li], enc_mask, False)
             x = residual + F.linear(real(a.transpose(1, 2).reshape(B, n, E)), L.w_co, L.b_co)
             if not nb:
                 x = _apply_ln(x, L.ln_ca)

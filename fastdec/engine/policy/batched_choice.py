@@ -362,12 +362,13 @@ class BatchedChoice:
     def _limits(self, states, cost: PassCost) -> List[int]:
         """Each row's draft positions at most: its ``max_draft``, at most the horizon, and on a padded pass of two rows
         or more at most what the widest pass of ``cost`` (the batch's calibration) fed a row, less the row's own token.
-        Past it a padded pass is priced by a straight line out, and it costs more than that line says: the padding
-        of a long draft beside short ones costs more a position in long sentences than in the calibration's dummy
-        24-token ones (PyTorch on this CPU: 10-12 us a padding position beside 50-90-token sources, 6.2 us priced).
-        Up to the horizon, cost-aware IAD at B = 32 on PyTorch ran at 0.89-0.92 of fixed IAD capped at 8 tokens (its
-        first batch drafted rows 30-64 tokens wide beside rows of 1-14); capped here, at 0.94-0.99. (The C backend
-        feeds real tokens only, and a GPU's calibration measures the horizon's width.)"""
+        Past it a padded pass is priced by a straight line out, and it costs more than that line says: with padded
+        attention (PyTorch on this CPU before its attention left padding out) a padding position cost 10-12 us beside
+        the GEC batch's 50-90-token sources, 6.2 us priced, and up to the horizon cost-aware IAD at B = 32 ran at
+        0.89-0.92 of fixed IAD capped at 8 tokens (its first batch drafted rows 30-64 tokens wide beside rows of 1-14),
+        capped here at 0.94-0.99. With the attention in blocks the cap still pays: 1.425x greedy capped against 1.386x
+        up to the horizon (one run, the two interleaved batch by batch). (The C backend feeds real tokens only, and a
+        GPU's calibration measures the horizon's width.)"""
         most = self.horizon
         if len(states) > 1 and not self._real_tokens_only:
             most = min(most, max(-(-cost.fed[-1] // cost.batch) - 1, 1))
