@@ -134,6 +134,8 @@ class BatchedVerifier:
         # the linear layers on the real tokens only (padding skipped): on a CPU a wide pass costs its arithmetic,
         # so padded drafts cost time; on a GPU a pass costs about the same padded or not, and packing adds copies
         self.pack = self.device.type == "cpu" if pack is None else bool(pack)
+        # with ``pack``, a ragged pass's attention in blocks where they leave a quarter of its padding work out
+        self.blocked = True
         self.lengths: List[int] = []
         self._k: Optional[Tensor] = None  # [L, B, H, cap, D]
         self._v: Optional[Tensor] = None
@@ -253,7 +255,7 @@ class BatchedVerifier:
         if real is not None:
             packed, x = (real, B, n), x.reshape(B * n, -1).index_select(0, real)
             # attention too leaves most of the padding out (on a CPU it is most of a pass)
-            blocks = plan_blocks([int(c) for c in n_valid], self.lengths)
+            blocks = plan_blocks([int(c) for c in n_valid], self.lengths) if self.blocked else None
             if blocks is not None:
                 attention = blocked_attention(ver._attend, blocks, B, n)
         hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask, packed, attention)
