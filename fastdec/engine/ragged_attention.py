@@ -5,12 +5,12 @@ A batched pass is as wide as its longest draft: right-padded to ``[B, n]``, ever
 on a CPU) skip the padding; attention did not, and on a CPU it is most of such a pass: on the default run's GEC model
 at B = 32 one row drafting 16 tokens beside 31 one-token rows took 5.5 ms more than a greedy pass (11 us a padding
 position), two thirds of it in the batched matrix products, masks and softmax; in blocks, 4.3 ms in all where it
-had taken 8.7 (30-token prefixes, one thread). :func:`plan_blocks` cuts the
-columns into levels, each over the rows that still feed a token there (a slice of the batch where they lie together,
-else those rows gathered), and :func:`blocked_attention` computes each block with the verifier's own attention. A
-real token's query, keys (its row's, up to the block's widest position) and mask are those of the padded pass, so
-the block changes what is left out, not what is computed for a real token (the batched products may round a row
-differently at another width, as a padded pass's already do against the batch-1 pass; docs/RESULTS.md).
+had taken 8.7 (30-token prefixes, one thread). :func:`plan_blocks` cuts the columns into levels, each over the rows
+that still feed a token there (a slice of the batch where they lie together, else those rows gathered), and
+:func:`blocked_attention` computes each block with the verifier's own attention. A real token's query, keys (its
+row's, up to the block's widest position) and mask are those of the padded pass, so the block changes what is left
+out, not what is computed for a real token (the batched products may round a row differently at another width, as a
+padded pass's already do against the batch-1 pass; docs/RESULTS.md).
 """
 from __future__ import annotations
 
