@@ -257,7 +257,7 @@ class BatchedVerifier:
             # attention too leaves most of the padding out (on a CPU it is most of a pass)
             blocks = plan_blocks([int(c) for c in n_valid], self.lengths) if self.blocked else None
             if blocks is not None:
-                attention = blocked_attention(ver._attend, blocks, B, n)
+                attention = blocked_attention(ver._attend, blocks)
         hidden = ver.decoder_layers(x, self_kv, mask, self.enc_k, self.enc_v, self.enc_mask, packed, attention)
         self.lengths = [m + int(c) for m, c in zip(self.lengths, n_valid)]
         return hidden

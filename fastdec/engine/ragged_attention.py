@@ -97,7 +97,7 @@ def _rows_of(t: Tensor, block: Block) -> Tensor:
     return t.index_select(0, block.index.to(t.device)) if block.index is not None else t[block.rows]
 
 
-def blocked_attention(attend: Callable, blocks: List[Block], B: int, n: int) -> Callable:
+def blocked_attention(attend: Callable, blocks: List[Block]) -> Callable:
     """``attend(q, k, v, mask)`` over ``[B, H, n, D]`` queries computed block by block: a function of ``(q, k, v,
     mask, causal)`` for :meth:`~fastdec.engine.verifier.Verifier.decoder_layers` (``causal``: the self-attention,
     whose keys a block reads only as far as its widest position). Columns no block covers (padding) hold whatever
@@ -113,7 +113,8 @@ def blocked_attention(attend: Callable, blocks: List[Block], B: int, n: int) -> 
                 if part_mask.size(-2) > 1:
                     part_mask = part_mask[..., a:c, :]
                 part_mask = part_mask[..., :T]
-            got = attend(_rows_of(q, block)[:, :, a:c], _rows_of(k, block)[:, :, :T], _rows_of(v, block)[:, :, :T],
+            # (sliced before the rows are gathered: a gather copies only the keys the block reads)
+            got = attend(_rows_of(q[:, :, a:c], block), _rows_of(k[:, :, :T], block), _rows_of(v[:, :, :T], block),
                          part_mask)
             if block.index is not None:
                 out[:, :, a:c].index_copy_(0, block.index.to(out.device), got)
